@@ -1,0 +1,103 @@
+# gpusort: PGXS build of the extension plus the kernels/ library.
+#
+#   make                  build (with CUDA when $(NVCC) exists, else CPU only)
+#   make CUDA=0           CPU-only build even where CUDA is installed
+#   make install          install into the PostgreSQL that $(PG_CONFIG) names
+#   make installcheck     pg_regress against a running server
+#   make check-kernels    C tests of kernels/ (no PostgreSQL needed)
+#
+# CUDA_HOME, NVCC and CUDA_ARCH select the toolkit and the GPUs to build for.
+
+EXTENSION = gpusort
+EXTVERSION = 1.0
+
+MODULE_big = gpusort
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+
+TESTS = $(wildcard sql/[0-9]*.sql)
+REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+
+PG_CONFIG ?= pg_config
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+CUDA ?= $(if $(wildcard $(NVCC)),1,0)
+# sm_90 machine code (H100/H200) plus PTX so newer GPUs can JIT it.
+CUDA_ARCH ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Xcompiler -fPIC -Xcompiler -Wall --expt-relaxed-constexpr
+
+# The sorting library: C sources always, CUDA sources only with CUDA=1;
+# no_cuda.c stands in for the runtime when there is no CUDA.
+KERNEL_C = $(filter-out kernels/no_cuda.c,$(wildcard kernels/*.c))
+KERNEL_CU = $(wildcard kernels/*.cu)
+ifeq ($(CUDA),1)
+KERNEL_OBJS = $(KERNEL_C:.c=.o) $(KERNEL_CU:.cu=.o)
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt
+else
+KERNEL_OBJS = $(KERNEL_C:.c=.o) kernels/no_cuda.o
+CUDA_LIBS = -lpthread
+endif
+KERNEL_LIB = kernels/libgpusort.a
+
+PG_CPPFLAGS = -Ikernels
+SHLIB_LINK = $(KERNEL_LIB) $(CUDA_LIBS) -lm
+EXTRA_CLEAN = $(KERNEL_LIB) kernels/*.o test/bin bench/bin
+
+# JIT inlining from LLVM bitcode buys nothing for array-sized loops, and
+# needs clang; build without it so a plain `make` works where clang is absent.
+override with_llvm = no
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+KERNEL_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -fPIC -Ikernels
+
+kernels/%.o: kernels/%.c kernels/gpusort.h kernels/internal.h kernels/keys.h
+	$(CC) $(KERNEL_CFLAGS) -c -o $@ $<
+
+kernels/%.o: kernels/%.cu kernels/gpusort.h kernels/internal.h kernels/keys.h $(wildcard kernels/*.cuh)
+	$(NVCC) $(NVCCFLAGS) -Ikernels -c -o $@ $<
+
+$(KERNEL_LIB): $(KERNEL_OBJS)
+	rm -f $@
+	$(AR) crs $@ $^
+
+$(shlib): $(KERNEL_LIB)
+
+# C tests and benchmarks of kernels/: test/*.c, test/*.cu, bench/*.c, bench/*.cu,
+# one program each, linked with the library alone.
+TEST_PROGS = $(patsubst test/%.c,test/bin/%,$(wildcard test/*.c))
+BENCH_PROGS = $(patsubst bench/%.c,bench/bin/%,$(wildcard bench/*.c))
+ifeq ($(CUDA),1)
+TEST_PROGS += $(patsubst test/%.cu,test/bin/%,$(wildcard test/*.cu))
+BENCH_PROGS += $(patsubst bench/%.cu,bench/bin/%,$(wildcard bench/*.cu))
+endif
+
+test/bin/% bench/bin/%: CFLAGS_PROG = -O2 -g -std=gnu11 -Wall -Wextra -Ikernels
+
+test/bin/%: test/%.c $(KERNEL_LIB) $(wildcard test/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_PROG) -Itest -o $@ $< $(KERNEL_LIB) $(CUDA_LIBS) -lm
+
+test/bin/%: test/%.cu $(KERNEL_LIB) $(wildcard test/*.h)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Ikernels -Itest -o $@ $< $(KERNEL_LIB) -lm
+
+bench/bin/%: bench/%.c $(KERNEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_PROG) -o $@ $< $(KERNEL_LIB) $(CUDA_LIBS) -lm
+
+bench/bin/%: bench/%.cu $(KERNEL_LIB)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Ikernels -o $@ $< $(KERNEL_LIB) -lm
+
+.PHONY: kernels-lib test-progs bench-progs check-kernels
+kernels-lib: $(KERNEL_LIB)
+test-progs: $(TEST_PROGS)
+bench-progs: $(BENCH_PROGS)
+
+# Runs every C test; each prints its own summary and exits non-zero on failure.
+check-kernels: $(TEST_PROGS)
+	@fail=0; for t in $(TEST_PROGS); do echo "== $$t"; $$t || fail=1; done; exit $$fail

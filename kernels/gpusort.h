@@ -1,0 +1,256 @@
+/*
+ * gpusort.h: the whole API of the gpusort sorting library (kernels/).
+ *
+ * Plain C, no PostgreSQL headers: src/ (the extension), test/ and bench/ all
+ * link libgpusort.a through this header alone.  Nothing here prints, exits or
+ * allocates behind the caller's back on a hot path: errors come back as a
+ * gs_status plus a message in a caller-provided gs_error, and scratch memory
+ * is asked for first and passed in second (the two-phase style of CUB).
+ *
+ * Order (SPEC.md): every sort orders by an unsigned "ordered key" made from
+ * the element's bits by the transforms of keys.h, so CPU and GPU results are
+ * bit-identical permutations of the input: signed integers in numeric order;
+ * floats -Inf < ... < -0 < +0 < ... < +Inf < NaN (any sign bit); descending
+ * is the exact reverse of that order, and ties always keep input order.
+ */
+#ifndef GPUSORT_H
+#define GPUSORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_VERSION "1.0"
+
+/* Element types.  The 16/32/64-bit key paths are shared by width. */
+typedef enum gs_type
+{
+	GS_INT2 = 0,
+	GS_INT4,
+	GS_INT8,
+	GS_FLOAT4,
+	GS_FLOAT8,
+	GS_NUM_TYPES
+} gs_type;
+
+/* Sorting algorithms.  GS_ALGO_AUTO lets the library choose by size/type. */
+typedef enum gs_algorithm
+{
+	GS_ALGO_AUTO = 0,
+	GS_ALGO_RADIX,
+	GS_ALGO_MERGE,
+	GS_ALGO_BITONIC,
+	GS_ALGO_QUICK,
+	GS_NUM_ALGORITHMS
+} gs_algorithm;
+
+typedef enum gs_status
+{
+	GS_OK = 0,
+	GS_ERR_INVALID_ARGUMENT,	/* bad type, NULL pointer, too small scratch */
+	GS_ERR_TOO_LARGE,			/* n over what the call supports (2^32-1 for argsort) */
+	GS_ERR_HOST_MEMORY,			/* pinned host memory could not be allocated */
+	GS_ERR_DEVICE_MEMORY,		/* device memory could not be allocated */
+	GS_ERR_MEMORY_LIMIT,		/* the sort needs more than max_device_bytes */
+	GS_ERR_NO_CUDA,				/* the library was built without CUDA */
+	GS_ERR_NO_DRIVER,			/* no usable NVIDIA driver */
+	GS_ERR_NO_DEVICE,			/* driver present, no (such) device */
+	GS_ERR_CUDA,				/* any other CUDA error; the message names it */
+	GS_ERR_INTERRUPTED,			/* the interrupt callback asked to stop */
+	GS_NUM_STATUSES
+} gs_status;
+
+#define GS_MESSAGE_LEN 256
+
+/* Filled on failure: the status again and a lower-case message without a trailing period. */
+typedef struct gs_error
+{
+	gs_status	status;
+	char		message[GS_MESSAGE_LEN];
+} gs_error;
+
+/*
+ * Interrupt callback, polled between long steps (CPU passes, GPU chunks and
+ * passes).  Return true to stop: the call then releases what it took, leaves
+ * the output undefined and returns GS_ERR_INTERRUPTED.  It must not longjmp.
+ */
+typedef bool (*gs_interrupt_fn) (void *arg);
+
+/* Names and sizes. */
+size_t		gs_type_size(gs_type type);			/* 2, 4 or 8; 0 for a bad type */
+const char *gs_type_name(gs_type type);			/* "int2" ... "float8" */
+const char *gs_algorithm_name(gs_algorithm a);	/* "auto", "radix", "merge", "bitonic", "quick" */
+const char *gs_status_name(gs_status s);		/* "ok", "invalid argument", ... */
+
+/* ------------------------------------------------------------------------
+ * CPU sort (kernels/cpu_sort.c): LSD radix sort on the ordered keys, 8-bit
+ * digits, passes skipped when their digit is the same for every key.  Stable,
+ * O(n) extra memory, bit-exact.  Always available.
+ * ------------------------------------------------------------------------ */
+
+/* Bytes of scratch that gs_cpu_sort (argsort=false) or gs_cpu_argsort (true) need for n keys. */
+size_t		gs_cpu_scratch_bytes(gs_type type, size_t n, bool argsort);
+
+/*
+ * Sorts n keys of the given type in place.  scratch: at least
+ * gs_cpu_scratch_bytes(type, n, false) bytes, any alignment up to 16 is fine
+ * (the function aligns inside).  interrupt may be NULL.
+ */
+gs_status	gs_cpu_sort(gs_type type, void *keys, size_t n, bool descending,
+						void *scratch, gs_interrupt_fn interrupt, void *interrupt_arg,
+						gs_error *err);
+
+/*
+ * Stable argsort: perm[i] = 0-based position in keys of the i-th element in
+ * order.  keys is not modified.  If sorted_keys is not NULL it receives the
+ * keys in order (it may not alias keys).  n must be < 2^32.
+ */
+gs_status	gs_cpu_argsort(gs_type type, const void *keys, size_t n, bool descending,
+						   uint32_t *perm, void *sorted_keys,
+						   void *scratch, gs_interrupt_fn interrupt, void *interrupt_arg,
+						   gs_error *err);
+
+/* ------------------------------------------------------------------------
+ * Runtime and devices (kernels/device.cu; kernels/no_cuda.c in a CPU-only
+ * build, where every call reports GS_ERR_NO_CUDA).
+ * ------------------------------------------------------------------------ */
+
+typedef struct gs_runtime_info
+{
+	bool		built_with_cuda;
+	int			runtime_version;	/* e.g. 13000; 0 when unknown */
+	int			driver_version;		/* 0 when no driver */
+	int			device_count;
+	gs_status	status;				/* GS_OK when at least one device is usable */
+	char		reason[GS_MESSAGE_LEN]; /* why no GPU is usable; "" when one is */
+} gs_runtime_info;
+
+typedef struct gs_device_props
+{
+	int			id;
+	char		name[256];
+	int			major;			/* compute capability */
+	int			minor;
+	size_t		total_memory;	/* bytes */
+	size_t		free_memory;	/* bytes */
+	int			multiprocessors;
+} gs_device_props;
+
+/*
+ * Probes the driver and the devices without creating a context.  Safe to call
+ * many times; the first call initialises the driver (with all signals blocked
+ * so that threads the CUDA runtime starts never receive the caller's signals).
+ */
+void		gs_runtime_probe(gs_runtime_info *info);
+
+/* Properties of device id (0 <= id < device_count). */
+gs_status	gs_device_props_get(int id, gs_device_props *props, gs_error *err);
+
+/*
+ * Makes device id current for this process, creating its context on first use
+ * (signals blocked meanwhile).  Later calls with the same id are cheap.
+ */
+gs_status	gs_device_open(int id, gs_error *err);
+
+/* The device opened by gs_device_open, or -1. */
+int			gs_device_current(void);
+
+/*
+ * Frees everything the library holds on the device and in pinned host memory
+ * (the memory pool, staging buffers, streams, events), after waiting for work
+ * in flight.  The context stays.  Safe to call at any time, also after an
+ * error or an interrupt, and when nothing is held.
+ */
+void		gs_device_release(void);
+
+/* Bytes of device memory / pinned host memory the library holds now. */
+size_t		gs_device_bytes_held(void);
+size_t		gs_pinned_bytes_held(void);
+
+/* ------------------------------------------------------------------------
+ * GPU sort on device buffers (test/, bench/, and the host path below).
+ * Two-phase: call with temp == NULL to learn temp_bytes, then again to sort.
+ * ------------------------------------------------------------------------ */
+
+typedef struct gs_gpu_sort_args
+{
+	gs_type		type;
+	gs_algorithm algorithm;		/* GS_ALGO_AUTO picks by size and type */
+	size_t		n;
+	bool		descending;
+
+	/*
+	 * Double buffers, as in CUB: keys[0] holds the input; keys[1] is an
+	 * alternate buffer of n keys the sort may overwrite.  On return
+	 * result_selector says which of the two holds the sorted keys.  values
+	 * (NULL for a keys-only sort) likewise hold n uint32 each, permuted
+	 * with the keys (pass 0..n-1 in values[0] for an argsort); the sorted
+	 * values are in values[result_selector].
+	 */
+	void	   *keys[2];
+	uint32_t   *values[2];
+	int			result_selector;	/* out */
+
+	void	   *temp;			/* device scratch, or NULL to ask for temp_bytes */
+	size_t		temp_bytes;		/* in: size of temp; out (when temp == NULL): bytes needed */
+	void	   *stream;			/* cudaStream_t, or NULL for the default stream */
+
+	gs_algorithm algorithm_used; /* out: what actually ran */
+} gs_gpu_sort_args;
+
+/*
+ * Sorts on the current device.  Asynchronous on the stream except where an
+ * algorithm must read a small result back to plan its next step (the radix
+ * sort reads its digit histograms to skip constant digits): then it
+ * synchronises the stream.  Keys/values of n elements; n < 2^32 with values.
+ */
+gs_status	gs_gpu_sort(gs_gpu_sort_args *args, gs_error *err);
+
+/* ------------------------------------------------------------------------
+ * GPU sort of host arrays (src/ uses this): copies in through pinned staging
+ * buffers in chunks, sorts, copies out, with timings.  Device memory comes
+ * from a per-process pool reused across calls.
+ * ------------------------------------------------------------------------ */
+
+typedef struct gs_host_sort_job
+{
+	gs_type		type;
+	gs_algorithm algorithm;
+	size_t		n;
+	bool		descending;
+	int			device_id;		/* the device to use (already chosen by the caller) */
+	size_t		max_device_bytes; /* 0: no limit; more needed -> GS_ERR_MEMORY_LIMIT */
+
+	const void *input;			/* n keys, host memory (any, pageable is fine) */
+	void	   *output;			/* n keys, host; may equal input; NULL: keys not wanted */
+	uint32_t   *perm;			/* n 0-based positions (stable argsort), or NULL */
+
+	gs_interrupt_fn interrupt;	/* may be NULL */
+	void	   *interrupt_arg;
+} gs_host_sort_job;
+
+typedef struct gs_run_report
+{
+	int			device;			/* device id, or -1 for the CPU */
+	gs_algorithm algorithm;		/* what ran */
+	double		copy_in_ms;
+	double		sort_ms;
+	double		copy_out_ms;
+	double		total_ms;
+	size_t		device_bytes;	/* device memory this sort used */
+} gs_run_report;
+
+/* Bytes of device memory a host sort of this shape needs (for max_device_bytes). */
+size_t		gs_host_sort_device_bytes(gs_type type, gs_algorithm algorithm, size_t n, bool argsort);
+
+gs_status	gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUSORT_H */
