@@ -1,0 +1,63 @@
+/*
+ * tap.h: Test Anything Protocol output for the C tests of kernels/, so that
+ * .ci/run and scripts/test.sh count them the same way ("ok N - ...",
+ * "not ok N - ...", then the plan "1..N").  Header-only, C and CUDA host C++.
+ */
+#ifndef GPUSORT_TAP_H
+#define GPUSORT_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static int	tap_run;
+static int	tap_failed;
+
+/* Records one check; prints "ok"/"not ok" with a printf-style description. */
+static inline int
+tap_check(int passed, const char *fmt,...)
+{
+	va_list		ap;
+
+	tap_run++;
+	if (!passed)
+		tap_failed++;
+	printf("%s %d - ", passed ? "ok" : "not ok", tap_run);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return passed;
+}
+
+/* A diagnostic line (TAP comment). */
+static inline void
+tap_note(const char *fmt,...)
+{
+	va_list		ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Skips the whole program (no GPU, say): prints the empty plan and returns 0 for main. */
+static inline int
+tap_skip_all(const char *reason)
+{
+	printf("1..0 # SKIP %s\n", reason);
+	return 0;
+}
+
+/* Prints the plan and a summary; the value for main's return. */
+static inline int
+tap_done(void)
+{
+	printf("1..%d\n# %d passed, %d failed\n", tap_run, tap_run - tap_failed, tap_failed);
+	return tap_failed ? 1 : 0;
+}
+
+#endif							/* GPUSORT_TAP_H */
