@@ -1,0 +1,132 @@
+/*
+ * device_internal.h: what the runtime files of kernels/ (device.cu,
+ * host_sort.cu, no_cuda.c) share with each other, and the few knobs that
+ * test/ and bench/ use to force a transfer strategy.  Not part of the API:
+ * src/ never includes it.
+ */
+#ifndef GPUSORT_DEVICE_INTERNAL_H
+#define GPUSORT_DEVICE_INTERNAL_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Device memory the pool keeps between calls.  A sort that needs more gets
+ * a larger allocation that is freed again at the end of that call, so a
+ * backend holds at most this much device memory while idle.
+ */
+#define GS_POOL_RETAINED_BYTES	((size_t) 256 << 20)
+
+/* Device memory is allocated in multiples of this (cudaMalloc's own granule). */
+#define GS_POOL_GRANULE			((size_t) 2 << 20)
+
+/*
+ * Size of each of the two pinned staging buffers (bench/results/transfer-h100.md
+ * for the measurements behind it).  A backend holds at most twice this much
+ * pinned host memory.
+ */
+#define GS_STAGING_CHUNK_BYTES	((size_t) 8 << 20)
+
+/*
+ * How gs_host_sort moves the caller's pageable arrays:
+ *  - PAGEABLE: plain cudaMemcpyAsync from pageable memory (the driver stages
+ *    through its own pinned buffers, synchronously);
+ *  - STAGED: our two pinned staging buffers, memcpy of one chunk overlapping
+ *    the DMA of the other;
+ *  - REGISTER: cudaHostRegister of the caller's arrays for the duration of
+ *    the call, then DMA straight from and to them;
+ *  - AUTO: chosen by size from the measurements.
+ */
+typedef enum gs_transfer
+{
+	GS_TRANSFER_AUTO = 0,
+	GS_TRANSFER_PAGEABLE,
+	GS_TRANSFER_STAGED,
+	GS_TRANSFER_REGISTER,
+	GS_NUM_TRANSFERS
+} gs_transfer;
+
+/* Arrays at least this large are moved with REGISTER under AUTO, smaller ones STAGED. */
+#define GS_REGISTER_MIN_BYTES	((size_t) 4 << 20)
+
+const char *gs_transfer_name(gs_transfer t);
+
+/*
+ * Test and benchmark knobs: force a strategy and a staging chunk size (0:
+ * GS_STAGING_CHUNK_BYTES) for later gs_host_sort calls of this process.
+ */
+void		gs_host_sort_set_transfer(gs_transfer t, size_t chunk_bytes);
+
+/* The strategy the last gs_host_sort copy-in used (what AUTO resolved to). */
+gs_transfer gs_host_sort_last_transfer(void);
+
+/*
+ * The transfers of gs_host_sort on their own (host_sort.cu), for the
+ * benchmark: copy bytes between pageable host memory and device memory of
+ * the opened device with the configured strategy, polling interrupt between
+ * chunks.  Both synchronise before returning.
+ */
+gs_status	gs_copy_to_device(void *device, const void *host, size_t bytes,
+							  gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err);
+gs_status	gs_copy_from_device(void *host, const void *device, size_t bytes,
+								gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+
+/* The opened device's stream and the two staging events (gs_device_open made them). */
+cudaStream_t gs_device_stream(void);
+cudaEvent_t gs_device_event(int i);
+
+/*
+ * The memory pool: *ptr receives at least bytes of device memory, valid until
+ * gs_pool_end_call().  One allocation, grown as needed (the old one freed
+ * first, so peak use is the new size), never past limit (0: none) by its own
+ * rounding or growth.  A failure is GS_ERR_DEVICE_MEMORY naming the CUDA error.
+ */
+gs_status	gs_pool_acquire(size_t bytes, size_t limit, void **ptr, gs_error *err);
+
+/* Ends the call that used the pool: an allocation over the retained cap is freed. */
+void		gs_pool_end_call(void);
+
+/*
+ * The two pinned staging buffers of chunk_bytes each, allocated on first use
+ * and reallocated only when chunk_bytes changes.
+ */
+gs_status	gs_staging_acquire(size_t chunk_bytes, void *bufs[2], gs_error *err);
+
+/*
+ * Test-only fault injection (issue 6).  When the environment variable
+ * GPUSORT_FAULT_INJECT=N (N >= 1) is set as gs_device_open sets up its stream
+ * (the first open, and the first open after each gs_device_release), the
+ * N-th CUDA call made through GS_RT_CALL afterwards is not made and fails as
+ * cudaErrorUnknown instead, once.  Costs one predictable branch per call.
+ */
+bool		gs_fault_fire(void);
+
+#define GS_RT_CALL(call, injected) \
+	(((injected) = gs_fault_fire()) ? cudaErrorUnknown : (call))
+
+/*
+ * A CUDA error of the runtime path as a gs_error: gs_cuda_fail's message,
+ * marked when the fault was injected, and, when the error left the context
+ * unusable (a sticky error: every later call fails the same way), saying so,
+ * since the caller cannot recover from that in this process.
+ */
+gs_status	gs_runtime_fail(gs_error *err, cudaError_t e, bool injected, const char *what);
+
+/*
+ * After an error s that err already describes: if the context is unusable
+ * now, says so in err and returns GS_ERR_CUDA; else returns s.
+ */
+gs_status	gs_context_check(gs_status s, gs_error *err);
+#endif							/* __CUDACC__ */
+
+#endif							/* GPUSORT_DEVICE_INTERNAL_H */
