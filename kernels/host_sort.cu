@@ -1,0 +1,598 @@
+/*
+ * host_sort.cu: gs_host_sort, the GPU sort of host arrays that src/ calls:
+ * copy in, sort with gs_gpu_sort, copy out, with timings.
+ *
+ * The arrays come from palloc, so they are pageable.  Pinned memory moves
+ * 55 GB/s each way on the H100 host, pageable memory 9-14 GB/s and one CPU
+ * thread copies 11 GB/s (SPEC.md), so the copies are the cost: small arrays
+ * go through two pinned staging buffers kept per process (memcpy of one
+ * chunk overlapping the DMA of the other), large ones are pinned in place
+ * with cudaHostRegister for the duration of the call, which costs less than
+ * a CPU copy per byte (bench/results/transfer-h100.md has the figures).
+ */
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include "gpusort.h"
+#include "internal.h"
+#include "device_internal.h"
+
+/* Test and benchmark knobs (device_internal.h). */
+static gs_transfer gs_forced_transfer = GS_TRANSFER_AUTO;
+static size_t gs_chunk_bytes = GS_STAGING_CHUNK_BYTES;
+static gs_transfer gs_last_transfer = GS_TRANSFER_AUTO;
+
+/*
+ * DMA straight from or to memory that is pinned (registered) or pageable is
+ * issued in pieces of this size so that the interrupt callback is polled
+ * every millisecond or so; one piece stays queued behind the running one, so
+ * the copy engine does not idle while we poll.
+ */
+#define GS_DIRECT_PIECE_BYTES	((size_t) 64 << 20)
+
+/* Device buffers are laid out at this alignment (a full memory transaction set). */
+#define GS_ALIGN				((size_t) 256)
+
+const char *
+gs_transfer_name(gs_transfer t)
+{
+	static const char *const names[GS_NUM_TRANSFERS] = {"auto", "pageable", "staged", "register"};
+
+	return (unsigned) t < GS_NUM_TRANSFERS ? names[t] : "unknown";
+}
+
+void
+gs_host_sort_set_transfer(gs_transfer t, size_t chunk_bytes)
+{
+	gs_forced_transfer = ((unsigned) t < GS_NUM_TRANSFERS) ? t : GS_TRANSFER_AUTO;
+	gs_chunk_bytes = (chunk_bytes != 0) ? chunk_bytes : GS_STAGING_CHUNK_BYTES;
+}
+
+gs_transfer
+gs_host_sort_last_transfer(void)
+{
+	return gs_last_transfer;
+}
+
+static gs_transfer
+gs_choose_transfer(size_t bytes)
+{
+	if (gs_forced_transfer != GS_TRANSFER_AUTO)
+		return gs_forced_transfer;
+	return (bytes >= GS_REGISTER_MIN_BYTES) ? GS_TRANSFER_REGISTER : GS_TRANSFER_STAGED;
+}
+
+static double
+gs_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static size_t
+gs_align_up(size_t x)
+{
+	return (x + GS_ALIGN - 1) & ~(GS_ALIGN - 1);
+}
+
+static bool
+gs_poll(gs_interrupt_fn interrupt, void *arg)
+{
+	return interrupt != NULL && interrupt(arg);
+}
+
+/* values[i] = i: the argsort payload, made on the device instead of copied in. */
+__global__ void
+gs_iota_kernel(uint32_t *values, size_t n)
+{
+	size_t		i = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
+	size_t		stride = (size_t) gridDim.x * blockDim.x;
+
+	for (; i < n; i += stride)
+		values[i] = (uint32_t) i;
+}
+
+/* Evaluates a CUDA call through the fault hook; on failure sets s and jumps to done. */
+#define GS_HS_CHECK(call, what) \
+	do { \
+		bool		gs_inj_; \
+		cudaError_t gs_e_ = GS_RT_CALL((call), gs_inj_); \
+		if (gs_e_ != cudaSuccess) \
+			return gs_runtime_fail(err, gs_e_, gs_inj_, (what)); \
+	} while (0)
+
+/* ------------------------------------------------------------------------
+ * Transfers.  Each returns with its copies complete (stream synchronised),
+ * except on error or interrupt, where the caller synchronises.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Host memory the device can read directly (registered) or any memory
+ * through the driver's own staging (pageable: each cudaMemcpyAsync then
+ * returns only once its data is staged).
+ */
+static gs_status
+gs_direct_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+			   gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	cudaStream_t stream = gs_device_stream();
+	size_t		off;
+	int			i;
+
+	for (off = 0, i = 0; off < bytes; i++)
+	{
+		size_t		len = bytes - off < GS_DIRECT_PIECE_BYTES ? bytes - off : GS_DIRECT_PIECE_BYTES;
+
+		GS_HS_CHECK(cudaMemcpyAsync((char *) dst + off, (const char *) src + off, len, kind, stream),
+					kind == cudaMemcpyHostToDevice ? "could not copy to the device" : "could not copy from the device");
+		GS_HS_CHECK(cudaEventRecord(gs_device_event(i), stream), "could not record a CUDA event");
+		off += len;
+		if (i > 0)
+			GS_HS_CHECK(cudaEventSynchronize(gs_device_event(i - 1)), "could not wait for a copy");
+		if (gs_poll(interrupt, interrupt_arg))
+			return gs_fail(err, GS_ERR_INTERRUPTED, "interrupted while copying");
+	}
+	GS_HS_CHECK(cudaStreamSynchronize(stream), "could not finish a copy");
+	return GS_OK;
+}
+
+/* Pageable host -> device through the staging buffers, chunk by chunk. */
+static gs_status
+gs_staged_to_device(char *dev, const char *host, size_t bytes,
+					gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	cudaStream_t stream = gs_device_stream();
+	size_t		chunk = gs_chunk_bytes;
+	void	   *stage[2];
+	size_t		off;
+	int			i;
+	gs_status	s;
+
+	s = gs_staging_acquire(chunk, stage, err);
+	if (s != GS_OK)
+		return s;
+	for (off = 0, i = 0; off < bytes; i++)
+	{
+		size_t		len = bytes - off < chunk ? bytes - off : chunk;
+		int			b = i & 1;
+
+		/* Buffer b was last used by chunk i-2: wait until its DMA is done. */
+		if (i >= 2)
+			GS_HS_CHECK(cudaEventSynchronize(gs_device_event(b)), "could not wait for a copy to the device");
+		memcpy(stage[b], host + off, len);
+		GS_HS_CHECK(cudaMemcpyAsync(dev + off, stage[b], len, cudaMemcpyHostToDevice, stream),
+					"could not copy to the device");
+		GS_HS_CHECK(cudaEventRecord(gs_device_event(b), stream), "could not record a CUDA event");
+		off += len;
+		if (gs_poll(interrupt, interrupt_arg))
+			return gs_fail(err, GS_ERR_INTERRUPTED, "interrupted while copying to the device");
+	}
+	GS_HS_CHECK(cudaStreamSynchronize(stream), "could not finish a copy to the device");
+	return GS_OK;
+}
+
+/* Device -> pageable host through the staging buffers: two chunks in flight. */
+static gs_status
+gs_staged_from_device(char *host, const char *dev, size_t bytes,
+					  gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	cudaStream_t stream = gs_device_stream();
+	size_t		chunk = gs_chunk_bytes;
+	size_t		chunks = (bytes + chunk - 1) / chunk;
+	void	   *stage[2];
+	size_t		i;
+	gs_status	s;
+
+	s = gs_staging_acquire(chunk, stage, err);
+	if (s != GS_OK)
+		return s;
+	for (i = 0; i < chunks + 2; i++)
+	{
+		/* Step i: drain chunk i-2 (if any), then issue chunk i into the buffer it freed. */
+		if (i >= 2)
+		{
+			size_t		k = i - 2;
+			size_t		off = k * chunk;
+			size_t		len = bytes - off < chunk ? bytes - off : chunk;
+
+			GS_HS_CHECK(cudaEventSynchronize(gs_device_event((int) (k & 1))),
+						"could not wait for a copy from the device");
+			memcpy(host + off, stage[k & 1], len);
+			if (gs_poll(interrupt, interrupt_arg))
+				return gs_fail(err, GS_ERR_INTERRUPTED, "interrupted while copying from the device");
+		}
+		if (i < chunks)
+		{
+			size_t		off = i * chunk;
+			size_t		len = bytes - off < chunk ? bytes - off : chunk;
+
+			GS_HS_CHECK(cudaMemcpyAsync(stage[i & 1], dev + off, len, cudaMemcpyDeviceToHost, stream),
+						"could not copy from the device");
+			GS_HS_CHECK(cudaEventRecord(gs_device_event((int) (i & 1)), stream), "could not record a CUDA event");
+		}
+	}
+	return GS_OK;
+}
+
+/*
+ * Pins [p, p + bytes) for the call.  Refusals that only mean "not this
+ * memory" (already registered, e.g. by an overlapping page of an array
+ * registered just before; not supported; no room to pin) leave *registered
+ * false and the caller moves that array through the staging buffers.
+ */
+static gs_status
+gs_register(const void *p, size_t bytes, bool *registered, gs_error *err)
+{
+	bool		injected;
+	cudaError_t e = GS_RT_CALL(cudaHostRegister((void *) p, bytes, cudaHostRegisterDefault), injected);
+
+	*registered = false;
+	if (e == cudaSuccess)
+	{
+		*registered = true;
+		return GS_OK;
+	}
+	if (!injected && (e == cudaErrorHostMemoryAlreadyRegistered || e == cudaErrorNotSupported ||
+					  e == cudaErrorMemoryAllocation || e == cudaErrorInvalidValue))
+	{
+		(void) cudaGetLastError();
+		return GS_OK;
+	}
+	return gs_runtime_fail(err, e, injected, "could not pin host memory");
+}
+
+/* Unpins what gs_host_sort pinned (the flags say what). */
+static void
+gs_unregister_all(const gs_host_sort_job *job, bool *input, bool *output, bool *perm)
+{
+	if (*input)
+		(void) cudaHostUnregister((void *) job->input);
+	if (*output)
+		(void) cudaHostUnregister(job->output);
+	if (*perm)
+		(void) cudaHostUnregister(job->perm);
+	*input = *output = *perm = false;
+}
+
+static gs_status
+gs_to_device(void *dev, const void *host, size_t bytes, gs_transfer t, bool registered,
+			 gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	if (registered || t == GS_TRANSFER_PAGEABLE)
+		return gs_direct_copy(dev, host, bytes, cudaMemcpyHostToDevice, interrupt, interrupt_arg, err);
+	return gs_staged_to_device((char *) dev, (const char *) host, bytes, interrupt, interrupt_arg, err);
+}
+
+static gs_status
+gs_from_device(void *host, const void *dev, size_t bytes, gs_transfer t, bool registered,
+			   gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	if (registered || t == GS_TRANSFER_PAGEABLE)
+		return gs_direct_copy(host, dev, bytes, cudaMemcpyDeviceToHost, interrupt, interrupt_arg, err);
+	return gs_staged_from_device((char *) host, (const char *) dev, bytes, interrupt, interrupt_arg, err);
+}
+
+/* The benchmark's entry points: one transfer with the configured strategy, registration included. */
+gs_status
+gs_copy_to_device(void *device, const void *host, size_t bytes,
+				  gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	gs_transfer t = gs_choose_transfer(bytes);
+	bool		registered = false;
+	gs_status	s = GS_OK;
+
+	if (gs_device_current() < 0 || gs_device_stream() == NULL)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "no device is open");
+	if (t == GS_TRANSFER_REGISTER)
+		s = gs_register(host, bytes, &registered, err);
+	if (s == GS_OK)
+		s = gs_to_device(device, host, bytes, t, registered, interrupt, interrupt_arg, err);
+	if (s != GS_OK)
+		(void) cudaStreamSynchronize(gs_device_stream());
+	if (registered)
+		(void) cudaHostUnregister((void *) host);
+	gs_last_transfer = t;
+	return s;
+}
+
+gs_status
+gs_copy_from_device(void *host, const void *device, size_t bytes,
+					gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	gs_transfer t = gs_choose_transfer(bytes);
+	bool		registered = false;
+	gs_status	s = GS_OK;
+
+	if (gs_device_current() < 0 || gs_device_stream() == NULL)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "no device is open");
+	if (t == GS_TRANSFER_REGISTER)
+		s = gs_register(host, bytes, &registered, err);
+	if (s == GS_OK)
+		s = gs_from_device(host, device, bytes, t, registered, interrupt, interrupt_arg, err);
+	if (s != GS_OK)
+		(void) cudaStreamSynchronize(gs_device_stream());
+	if (registered)
+		(void) cudaHostUnregister(host);
+	gs_last_transfer = t;
+	return s;
+}
+
+/* ------------------------------------------------------------------------
+ * The sort of host arrays.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Device memory of one host sort: the two key buffers, the two value buffers
+ * (argsort), then gs_gpu_sort's temp, each 256-byte aligned.
+ */
+typedef struct gs_layout
+{
+	size_t		key_bytes;		/* one key buffer, aligned */
+	size_t		value_bytes;	/* one value buffer, aligned; 0 without argsort */
+	size_t		temp_bytes;		/* what gs_gpu_sort asked for */
+	size_t		total;
+} gs_layout;
+
+static gs_status
+gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err)
+{
+	gs_gpu_sort_args a;
+	gs_status	s;
+
+	memset(l, 0, sizeof(*l));
+	if (n <= 1)
+		return GS_OK;
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.algorithm = algorithm;
+	a.n = n;
+	a.temp = NULL;				/* size query */
+
+	/*
+	 * The query looks at no buffer, but says by non-null pointers what the
+	 * sort will have; any non-null value serves.
+	 */
+	a.keys[0] = a.keys[1] = (void *) GS_ALIGN;
+	if (argsort)
+		a.values[0] = a.values[1] = (uint32_t *) GS_ALIGN;
+	s = gs_gpu_sort(&a, err);
+	if (s != GS_OK)
+		return s;
+	l->key_bytes = gs_align_up(n * gs_type_size(type));
+	l->value_bytes = argsort ? gs_align_up(n * sizeof(uint32_t)) : 0;
+	l->temp_bytes = a.temp_bytes;
+	l->total = 2 * l->key_bytes + 2 * l->value_bytes + gs_align_up(a.temp_bytes);
+	return GS_OK;
+}
+
+size_t
+gs_host_sort_device_bytes(gs_type type, gs_algorithm algorithm, size_t n, bool argsort)
+{
+	gs_layout	l;
+	gs_error	err;
+
+	if (gs_type_size(type) == 0 || n <= 1)
+		return 0;
+	if (gs_plan(type, algorithm, n, argsort, &l, &err) != GS_OK)
+	{
+		/* The buffers without the sort's scratch: what can be known without it. */
+		return 2 * gs_align_up(n * gs_type_size(type)) +
+			(argsort ? 2 * gs_align_up(n * sizeof(uint32_t)) : 0);
+	}
+	return l.total;
+}
+
+static gs_status
+gs_check_job(const gs_host_sort_job *job, gs_error *err)
+{
+	size_t		w;
+
+	if (job == NULL)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "job must not be null");
+	w = gs_type_size(job->type);
+	if (w == 0)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "unknown element type %d", (int) job->type);
+	if (job->n > 0 && job->input == NULL)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "input must not be null");
+	if (job->output == NULL && job->perm == NULL)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "neither sorted keys nor a permutation was asked for");
+	if (job->perm != NULL && job->n > (size_t) UINT32_MAX)
+		return gs_fail(err, GS_ERR_TOO_LARGE, "argsort of %zu elements: at most %u are supported",
+					   job->n, UINT32_MAX);
+	if (job->n > SIZE_MAX / 32)
+		return gs_fail(err, GS_ERR_TOO_LARGE, "%zu elements are too many", job->n);
+	return GS_OK;
+}
+
+gs_status
+gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
+{
+	double		start = gs_now_ms(),
+				mark;
+	gs_run_report rep;
+	gs_layout	l;
+	gs_gpu_sort_args a;
+	gs_transfer t;
+	cudaStream_t stream;
+	char	   *base = NULL;
+	size_t		w,
+				key_total;
+	bool		reg_input = false,
+				reg_output = false,
+				reg_perm = false,
+				pool_taken = false;
+	gs_status	s;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.device = -1;
+	rep.algorithm = job != NULL ? job->algorithm : GS_ALGO_AUTO;
+
+	s = gs_check_job(job, err);
+	if (s == GS_OK)
+		s = gs_device_open(job->device_id, err);
+	if (s != GS_OK)
+		goto out;
+	rep.device = job->device_id;
+	w = gs_type_size(job->type);
+	key_total = job->n * w;
+	stream = gs_device_stream();
+
+	/* Nothing to sort: no device memory, no transfers. */
+	if (job->n <= 1)
+	{
+		if (job->n == 1 && job->output != NULL && job->output != job->input)
+			memcpy(job->output, job->input, w);
+		if (job->n == 1 && job->perm != NULL)
+			job->perm[0] = 0;
+		goto out;
+	}
+
+	s = gs_plan(job->type, job->algorithm, job->n, job->perm != NULL, &l, err);
+	if (s != GS_OK)
+		goto out;
+	if (job->max_device_bytes != 0 && l.total > job->max_device_bytes)
+	{
+		s = gs_fail(err, GS_ERR_MEMORY_LIMIT,
+					"the sort needs %zu MB of device memory, more than the limit of %zu MB",
+					(l.total + (1 << 20) - 1) >> 20, job->max_device_bytes >> 20);
+		goto out;
+	}
+	s = gs_pool_acquire(l.total, job->max_device_bytes, (void **) &base, err);
+	if (s != GS_OK)
+		goto out;
+	pool_taken = true;
+	rep.device_bytes = l.total;
+
+	memset(&a, 0, sizeof(a));
+	a.type = job->type;
+	a.algorithm = job->algorithm;
+	a.n = job->n;
+	a.descending = job->descending;
+	a.keys[0] = base;
+	a.keys[1] = base + l.key_bytes;
+	if (job->perm != NULL)
+	{
+		a.values[0] = (uint32_t *) (base + 2 * l.key_bytes);
+		a.values[1] = (uint32_t *) (base + 2 * l.key_bytes + l.value_bytes);
+	}
+	a.temp = base + 2 * l.key_bytes + 2 * l.value_bytes;
+	a.temp_bytes = l.temp_bytes;
+	a.stream = stream;
+
+	/* Copy in. */
+	t = gs_choose_transfer(key_total);
+	gs_last_transfer = t;
+	if (t == GS_TRANSFER_REGISTER)
+	{
+		s = gs_register(job->input, key_total, &reg_input, err);
+		if (s != GS_OK)
+			goto out;
+	}
+	if (job->perm != NULL)
+	{
+		int			blocks = (int) ((job->n + 255) / 256 < 4096 ? (job->n + 255) / 256 : 4096);
+		bool		injected;
+		cudaError_t e;
+
+		gs_iota_kernel<<<blocks, 256, 0, stream>>>(a.values[0], job->n);
+		e = GS_RT_CALL(cudaGetLastError(), injected);
+		if (e != cudaSuccess)
+		{
+			s = gs_runtime_fail(err, e, injected, "could not launch the argsort payload kernel");
+			goto out;
+		}
+	}
+	s = gs_to_device(a.keys[0], job->input, key_total, t, reg_input, job->interrupt, job->interrupt_arg, err);
+	if (s != GS_OK)
+		goto out;
+	mark = gs_now_ms();
+	rep.copy_in_ms = mark - start;
+
+	/* Sort. */
+	if (gs_poll(job->interrupt, job->interrupt_arg))
+	{
+		s = gs_fail(err, GS_ERR_INTERRUPTED, "interrupted before the sort");
+		goto out;
+	}
+	s = gs_gpu_sort(&a, err);
+	rep.algorithm = a.algorithm_used;
+	if (s == GS_OK)
+	{
+		bool		injected;
+		cudaError_t e;
+
+		/*
+		 * Where the sort runs asynchronously, pin the output arrays
+		 * meanwhile: the CPU work of registering hides behind the GPU's.
+		 */
+		if (t == GS_TRANSFER_REGISTER)
+		{
+			if (job->output != NULL && job->output != job->input)
+				s = gs_register(job->output, key_total, &reg_output, err);
+			if (s == GS_OK && job->perm != NULL)
+				s = gs_register(job->perm, job->n * sizeof(uint32_t), &reg_perm, err);
+			if (s != GS_OK)
+				goto out;
+		}
+		e = GS_RT_CALL(cudaStreamSynchronize(stream), injected);
+		if (e != cudaSuccess)
+			s = gs_runtime_fail(err, e, injected, "the sort failed on the device");
+	}
+	else if (s == GS_ERR_CUDA)
+		s = gs_context_check(s, err);	/* gs_gpu_sort named the error; did the context survive it? */
+	if (s != GS_OK)
+		goto out;
+	rep.sort_ms = gs_now_ms() - mark;
+	mark = gs_now_ms();
+	if (gs_poll(job->interrupt, job->interrupt_arg))
+	{
+		s = gs_fail(err, GS_ERR_INTERRUPTED, "interrupted after the sort");
+		goto out;
+	}
+
+	/* Copy out, straight into the caller's arrays. */
+	if (job->output != NULL)
+	{
+		s = gs_from_device(job->output, a.keys[a.result_selector], key_total, t,
+						   job->output == job->input ? reg_input : reg_output,
+						   job->interrupt, job->interrupt_arg, err);
+		if (s != GS_OK)
+			goto out;
+	}
+	if (job->perm != NULL)
+	{
+		s = gs_from_device(job->perm, a.values[a.result_selector], job->n * sizeof(uint32_t), t,
+						   reg_perm, job->interrupt, job->interrupt_arg, err);
+		if (s != GS_OK)
+			goto out;
+	}
+
+	/* Unpinning is part of the copy's cost. */
+	gs_unregister_all(job, &reg_input, &reg_output, &reg_perm);
+	rep.copy_out_ms = gs_now_ms() - mark;
+
+out:
+
+	/*
+	 * Whatever happened, leave no copy in flight into memory we are about to
+	 * hand back or unpin, and keep the pool within its cap.  (A broken
+	 * context answers these with errors, which change nothing here.)
+	 */
+	if (s != GS_OK && rep.device >= 0)
+	{
+		(void) cudaStreamSynchronize(gs_device_stream());
+		(void) cudaGetLastError();
+	}
+	gs_unregister_all(job, &reg_input, &reg_output, &reg_perm);
+	if (pool_taken)
+		gs_pool_end_call();
+	rep.total_ms = gs_now_ms() - start;
+	if (report != NULL)
+		*report = rep;
+	return s;
+}
