@@ -354,12 +354,17 @@ gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout 
 	a.temp = NULL;				/* size query */
 
 	/*
-	 * The query looks at no buffer, but says by non-null pointers what the
-	 * sort will have; any non-null value serves.
+	 * The query reads no buffer, but the arguments are checked as for a
+	 * sort, and non-null values say that there will be values: distinct
+	 * aligned non-null addresses serve.
 	 */
-	a.keys[0] = a.keys[1] = (void *) GS_ALIGN;
+	a.keys[0] = (void *) (1 * GS_ALIGN);
+	a.keys[1] = (void *) (2 * GS_ALIGN);
 	if (argsort)
-		a.values[0] = a.values[1] = (uint32_t *) GS_ALIGN;
+	{
+		a.values[0] = (uint32_t *) (3 * GS_ALIGN);
+		a.values[1] = (uint32_t *) (4 * GS_ALIGN);
+	}
 	s = gs_gpu_sort(&a, err);
 	if (s != GS_OK)
 		return s;
