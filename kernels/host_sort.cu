@@ -463,8 +463,8 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	if (job->max_device_bytes != 0 && l.total > job->max_device_bytes)
 	{
 		s = gs_fail(err, GS_ERR_MEMORY_LIMIT,
-					"the sort needs %zu MB of device memory, more than the limit of %zu MB",
-					(l.total + (1 << 20) - 1) >> 20, job->max_device_bytes >> 20);
+					"the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
+					l.total / 1048576.0, job->max_device_bytes / 1048576.0);
 		goto out;
 	}
 	s = gs_pool_acquire(l.total, job->max_device_bytes, (void **) &base, err);
