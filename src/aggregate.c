@@ -1,0 +1,281 @@
+/*
+ * aggregate.c: gpu_sort_agg(x T [, descending bool]), the same result as
+ * array_agg(x ORDER BY x [DESC]), NULL inputs included (last ascending, first
+ * descending, as array_agg puts them).
+ *
+ * The state gathers the non-NULL values unsorted in one growable buffer (huge
+ * allocations, so it may pass 1 GB while it accumulates) and counts the NULLs;
+ * the final function sorts once into the result array.  Partial states of a
+ * parallel plan are combined by appending and travel between processes as
+ * bytea, in the machine's own byte order: they never leave it.
+ */
+#include "postgres.h"
+
+#include "access/tupmacs.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#include "gpusort_pg.h"
+
+PG_FUNCTION_INFO_V1(gpu_sort_agg_transfn);
+PG_FUNCTION_INFO_V1(gpu_sort_agg_combine);
+PG_FUNCTION_INFO_V1(gpu_sort_agg_serialize);
+PG_FUNCTION_INFO_V1(gpu_sort_agg_deserialize);
+PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
+
+#define AGG_INITIAL_CAPACITY 64
+
+typedef struct SortAggState
+{
+	Oid			elemtype;
+	gs_type		type;
+	int16		typlen;
+	bool		descending;
+	int64		nvalues;		/* non-NULL values in values */
+	int64		nnulls;
+	int64		capacity;		/* values has room for this many */
+	char	   *values;
+} SortAggState;
+
+/* The serialized state: this header, then nvalues packed values. */
+typedef struct SortAggSerialHeader
+{
+	Oid			elemtype;
+	int32		descending;
+	int64		nvalues;
+	int64		nnulls;
+} SortAggSerialHeader;
+
+static SortAggState *
+new_state(MemoryContext aggcontext, Oid elemtype, bool descending)
+{
+	SortAggState *state = MemoryContextAllocZero(aggcontext, sizeof(SortAggState));
+
+	state->elemtype = elemtype;
+	state->type = gpusort_type_from_oid(elemtype);
+	state->typlen = (int16) gs_type_size(state->type);
+	state->descending = descending;
+	return state;
+}
+
+/* Makes room for at least extra more values; the buffer lives in the state's context. */
+static void
+reserve(SortAggState *state, int64 extra)
+{
+	int64		needed = state->nvalues + extra;
+	int64		capacity;
+
+	if (needed <= state->capacity)
+		return;
+	capacity = Max(state->capacity, AGG_INITIAL_CAPACITY);
+	while (capacity < needed)
+		capacity *= 2;
+	if ((uint64) capacity * state->typlen > MaxAllocHugeSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpu_sort_agg cannot hold " INT64_FORMAT " values", needed)));
+
+	if (state->values == NULL)
+		state->values = MemoryContextAllocHuge(GetMemoryChunkContext(state),
+											   (Size) capacity * state->typlen);
+	else
+		state->values = repalloc_huge(state->values, (Size) capacity * state->typlen);
+	state->capacity = capacity;
+}
+
+static void
+check_same_direction(SortAggState *state, bool descending)
+{
+	if (state->descending != descending)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("descending must be the same for every row of gpu_sort_agg")));
+}
+
+static MemoryContext
+agg_context(FunctionCallInfo fcinfo, const char *funcname)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "%s called in non-aggregate context", funcname);
+	return aggcontext;
+}
+
+/*
+ * gpu_sort_agg_transfn(internal, T [, descending bool]) -> internal
+ */
+Datum
+gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_transfn");
+	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	bool		descending = false;
+
+	if (PG_NARGS() > 2)
+	{
+		if (PG_ARGISNULL(2))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("descending must not be null")));
+		descending = PG_GETARG_BOOL(2);
+	}
+
+	if (state == NULL)
+		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 1), descending);
+	else
+		check_same_direction(state, descending);
+
+	if (PG_ARGISNULL(1))
+		state->nnulls++;
+	else
+	{
+		Datum		value = PG_GETARG_DATUM(1);
+		char	   *slot;
+
+		reserve(state, 1);
+		slot = state->values + state->nvalues * state->typlen;
+		/* int8 and float8 are by reference where Datum has only 4 bytes */
+		if (state->typlen <= 4 || FLOAT8PASSBYVAL)
+			store_att_byval(slot, value, state->typlen);
+		else
+			memcpy(slot, DatumGetPointer(value), state->typlen);
+		state->nvalues++;
+	}
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * gpu_sort_agg_combine(internal, internal) -> internal: appends the second
+ * state to the first (order does not matter before the sort, except that ties
+ * may come out in either partial state's order, which no one can tell apart).
+ */
+Datum
+gpu_sort_agg_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_combine");
+	SortAggState *state1 = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	SortAggState *state2 = PG_ARGISNULL(1) ? NULL : (SortAggState *) PG_GETARG_POINTER(1);
+
+	if (state2 == NULL)
+	{
+		if (state1 == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state1);
+	}
+
+	/* state2 may live in another context: copy it into ours */
+	if (state1 == NULL)
+		state1 = new_state(aggcontext, state2->elemtype, state2->descending);
+	else
+		check_same_direction(state1, state2->descending);
+
+	reserve(state1, state2->nvalues);
+	if (state2->nvalues > 0)
+		memcpy(state1->values + state1->nvalues * state1->typlen, state2->values,
+			   (Size) state2->nvalues * state2->typlen);
+	state1->nvalues += state2->nvalues;
+	state1->nnulls += state2->nnulls;
+	PG_RETURN_POINTER(state1);
+}
+
+/*
+ * gpu_sort_agg_serialize(internal) -> bytea
+ */
+Datum
+gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
+{
+	SortAggState *state;
+	SortAggSerialHeader header;
+	uint64		nbytes;
+	bytea	   *result;
+
+	(void) agg_context(fcinfo, "gpu_sort_agg_serialize");
+	state = (SortAggState *) PG_GETARG_POINTER(0);
+
+	nbytes = VARHDRSZ + sizeof(header) + (uint64) state->nvalues * state->typlen;
+	if (!AllocSizeIsValid(nbytes))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpu_sort_agg partial state is too large to pass to the parallel leader"),
+				 errdetail("A parallel worker gathered " INT64_FORMAT " values, more than 1 GB.",
+						   state->nvalues),
+				 errhint("Run the query without parallel workers: SET max_parallel_workers_per_gather = 0.")));
+
+	memset(&header, 0, sizeof(header));
+	header.elemtype = state->elemtype;
+	header.descending = state->descending;
+	header.nvalues = state->nvalues;
+	header.nnulls = state->nnulls;
+
+	result = (bytea *) palloc(nbytes);
+	SET_VARSIZE(result, nbytes);
+	memcpy(VARDATA(result), &header, sizeof(header));
+	if (state->nvalues > 0)
+		memcpy(VARDATA(result) + sizeof(header), state->values,
+			   (Size) state->nvalues * state->typlen);
+	PG_RETURN_BYTEA_P(result);
+}
+
+/*
+ * gpu_sort_agg_deserialize(bytea, internal) -> internal
+ */
+Datum
+gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_deserialize");
+	bytea	   *serial = PG_GETARG_BYTEA_PP(0);
+	SortAggSerialHeader header;
+	SortAggState *state;
+	Size		datalen = VARSIZE_ANY_EXHDR(serial);
+
+	if (datalen < sizeof(header))
+		elog(ERROR, "invalid gpu_sort_agg state");
+	memcpy(&header, VARDATA_ANY(serial), sizeof(header));
+	state = new_state(aggcontext, header.elemtype, header.descending != 0);
+	if (header.nvalues < 0 || header.nnulls < 0 ||
+		datalen != sizeof(header) + (uint64) header.nvalues * state->typlen)
+		elog(ERROR, "invalid gpu_sort_agg state");
+
+	reserve(state, header.nvalues);
+	if (header.nvalues > 0)
+		memcpy(state->values, VARDATA_ANY(serial) + sizeof(header),
+			   (Size) header.nvalues * state->typlen);
+	state->nvalues = header.nvalues;
+	state->nnulls = header.nnulls;
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * gpu_sort_agg_final(internal) -> T[], declared once per element type.
+ *
+ * Sorts from the state into the result's data area, so the state is left as
+ * it was (the final function may run more than once on it).
+ */
+Datum
+gpu_sort_agg_final(PG_FUNCTION_ARGS)
+{
+	SortAggState *state;
+	ArrayType  *result;
+	GpusortJob	job;
+
+	(void) agg_context(fcinfo, "gpu_sort_agg_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();		/* no rows, as array_agg */
+	state = (SortAggState *) PG_GETARG_POINTER(0);
+
+	/* array_agg's NULL placement: last ascending, first descending */
+	result = gpusort_new_array(state->elemtype, state->typlen, state->nvalues,
+							   state->nnulls, state->descending, "gpu_sort_agg");
+
+	memset(&job, 0, sizeof(job));
+	job.type = state->type;
+	job.n = (size_t) state->nvalues;
+	job.descending = state->descending;
+	job.source = state->values;
+	job.dest = ARR_DATA_PTR(result);
+	gpusort_run(&job);
+
+	PG_RETURN_ARRAYTYPE_P(result);
+}

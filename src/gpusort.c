@@ -1,0 +1,491 @@
+/*
+ * gpusort.c: the module: its settings, and the one decision every SQL
+ * function shares, where a sort runs (the GPU or the CPU), with the fallbacks
+ * and the cleanup that go with it.
+ *
+ * The CUDA runtime is touched only on the first sort that may use the GPU (or
+ * by gpusort_info/gpusort_devices), never in _PG_init: a context costs about
+ * 350 ms and hundreds of MB of device memory, and the postmaster must never
+ * hold one.  Device and pinned host memory the library keeps between sorts is
+ * given back when a (sub)transaction aborts and when the backend exits.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/backendid.h"
+#include "storage/ipc.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/resowner.h"
+
+#include "gpusort_pg.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+int			gpusort_device = GPUSORT_DEVICE_AUTO;
+
+/*
+ * Provisional: the lead replaces this with the crossover measured on the
+ * H100 (the array size above which the GPU path, copies included, beats the
+ * CPU radix sort) and names where it was measured.
+ */
+int			gpusort_gpu_min_elements = 100000;
+int			gpusort_algorithm = GS_ALGO_AUTO;
+int			gpusort_device_id = -1;
+int			gpusort_max_device_memory = 0;
+
+GpusortLastRun gpusort_last;
+
+static const struct config_enum_entry device_options[] = {
+	{"auto", GPUSORT_DEVICE_AUTO, false},
+	{"gpu", GPUSORT_DEVICE_GPU, false},
+	{"cpu", GPUSORT_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry algorithm_options[] = {
+	{"auto", GS_ALGO_AUTO, false},
+	{"radix", GS_ALGO_RADIX, false},
+	{"merge", GS_ALGO_MERGE, false},
+	{"bitonic", GS_ALGO_BITONIC, false},
+	{"quick", GS_ALGO_QUICK, false},
+	{NULL, 0, false}
+};
+
+static gs_runtime_info runtime_info;
+static bool runtime_probed = false;
+static bool cleanup_registered = false;
+
+void
+_PG_init(void)
+{
+	DefineCustomEnumVariable("gpusort.device",
+							 "Where gpusort sorts: auto, gpu or cpu.",
+							 "auto uses the GPU when one is usable and the array has at least "
+							 "gpusort.gpu_min_elements elements, else the CPU; gpu always uses "
+							 "the GPU and errors when none is usable; cpu never uses the GPU.",
+							 &gpusort_device,
+							 GPUSORT_DEVICE_AUTO,
+							 device_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.gpu_min_elements",
+							"Smallest number of elements that gpusort.device = auto sorts on the GPU.",
+							"Smaller sorts run on the CPU, where they finish before the copies to "
+							"and from the GPU would.",
+							&gpusort_gpu_min_elements,
+							100000, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpusort.algorithm",
+							 "GPU sorting algorithm: auto, radix, merge, bitonic or quick.",
+							 "auto chooses by element type and size.  The CPU always uses its "
+							 "radix sort.",
+							 &gpusort_algorithm,
+							 GS_ALGO_AUTO,
+							 algorithm_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.device_id",
+							"Which GPU gpusort uses; -1 spreads backends and parallel workers over all GPUs.",
+							NULL,
+							&gpusort_device_id,
+							-1, -1, 1023,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.max_device_memory",
+							"Most GPU memory one sort may use; 0 means no limit.",
+							"A sort that needs more runs on the CPU under gpusort.device = auto "
+							"and fails under gpusort.device = gpu.",
+							&gpusort_max_device_memory,
+							0, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("gpusort");
+}
+
+gs_type
+gpusort_type_from_oid(Oid elemtype)
+{
+	switch (elemtype)
+	{
+		case INT2OID:
+			return GS_INT2;
+		case INT4OID:
+			return GS_INT4;
+		case INT8OID:
+			return GS_INT8;
+		case FLOAT4OID:
+			return GS_FLOAT4;
+		case FLOAT8OID:
+			return GS_FLOAT8;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("gpusort cannot sort elements of type %s", format_type_be(elemtype)),
+					 errhint("gpusort sorts smallint, integer, bigint, real and double precision.")));
+	}
+	pg_unreachable();
+}
+
+const gs_runtime_info *
+gpusort_runtime(void)
+{
+	if (!runtime_probed)
+	{
+		gs_runtime_probe(&runtime_info);
+		runtime_probed = true;
+	}
+	return &runtime_info;
+}
+
+/* Gives back what the library holds on the device when a (sub)transaction aborts. */
+static void
+gpusort_resource_release(ResourceReleasePhase phase, bool isCommit,
+						 bool isTopLevel, void *arg)
+{
+	if (phase == RESOURCE_RELEASE_AFTER_LOCKS && !isCommit)
+		gs_device_release();
+}
+
+static void
+gpusort_proc_exit(int code, Datum arg)
+{
+	gs_device_release();
+}
+
+/* Polled by the library between passes and chunks; must not longjmp, so it only asks. */
+static bool
+gpusort_interrupt_pending(void *arg)
+{
+	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+static void
+record_run(const GpusortJob *job, int device, gs_algorithm algorithm,
+		   double copy_in_ms, double sort_ms, double copy_out_ms, double total_ms)
+{
+	gpusort_last.valid = true;
+	gpusort_last.elements = (int64) job->n;
+	gpusort_last.type = job->type;
+	gpusort_last.device = device;
+	gpusort_last.algorithm = algorithm;
+	gpusort_last.copy_in_ms = copy_in_ms;
+	gpusort_last.sort_ms = sort_ms;
+	gpusort_last.copy_out_ms = copy_out_ms;
+	gpusort_last.total_ms = total_ms;
+}
+
+/* Puts the elements to sort into dest (a sort, not an argsort). */
+static void
+fill_dest(const GpusortJob *job)
+{
+	if (job->n == 0)
+		return;
+	if (job->source != NULL)
+		memcpy(job->dest, job->source, job->n * gs_type_size(job->type));
+	else
+		job->fill(job->dest, job->fill_arg);
+}
+
+/*
+ * A GPU failure under gpusort.device = gpu: an ERROR whose SQLSTATE and
+ * message say what failed, the library's message (naming the CUDA error) as
+ * the detail.
+ */
+static void
+gpu_error(gs_status status, const char *message)
+{
+	int			sqlstate;
+	const char *what;
+	const char *hint = "Set gpusort.device to \"auto\" or \"cpu\" to sort on the CPU.";
+
+	switch (status)
+	{
+		case GS_ERR_NO_CUDA:
+			sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
+			what = "gpusort was built without CUDA";
+			break;
+		case GS_ERR_NO_DRIVER:
+		case GS_ERR_NO_DEVICE:
+			sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
+			what = "no GPU is usable";
+			break;
+		case GS_ERR_MEMORY_LIMIT:
+			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+			what = "the sort needs more GPU memory than gpusort.max_device_memory allows";
+			hint = "Raise gpusort.max_device_memory, or set gpusort.device to \"auto\" to sort such arrays on the CPU.";
+			break;
+		case GS_ERR_DEVICE_MEMORY:
+			sqlstate = ERRCODE_OUT_OF_MEMORY;
+			what = "out of GPU memory";
+			break;
+		case GS_ERR_HOST_MEMORY:
+			sqlstate = ERRCODE_OUT_OF_MEMORY;
+			what = "out of pinned host memory for the GPU sort";
+			break;
+		case GS_ERR_CUDA:
+			sqlstate = ERRCODE_SYSTEM_ERROR;
+			what = "the GPU sort failed";
+			break;
+		default:
+			sqlstate = ERRCODE_INTERNAL_ERROR;
+			what = "the GPU sort failed";
+			break;
+	}
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("%s", what),
+			 errdetail("The GPU library reported: %s.", message),
+			 errhint("%s", hint)));
+}
+
+/*
+ * The GPU to use for a sort of n elements, or -1 for the CPU.  Under auto
+ * everything that keeps the GPU from starting sends the sort to the CPU; under
+ * gpu it is an error.
+ */
+static int
+choose_device(size_t n)
+{
+	const gs_runtime_info *info;
+	gs_error	err;
+	int			id;
+
+	if (gpusort_device == GPUSORT_DEVICE_CPU)
+		return -1;
+	if (gpusort_device == GPUSORT_DEVICE_AUTO && n < (size_t) gpusort_gpu_min_elements)
+		return -1;
+
+	info = gpusort_runtime();
+	if (info->status != GS_OK)
+	{
+		if (gpusort_device == GPUSORT_DEVICE_GPU)
+			gpu_error(info->status, info->reason);
+		return -1;
+	}
+
+	if (gpusort_device_id >= 0)
+	{
+		id = gpusort_device_id;
+		if (id >= info->device_count)
+		{
+			if (gpusort_device == GPUSORT_DEVICE_GPU)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("gpusort.device_id %d does not exist", id),
+						 errdetail("There are %d GPUs, numbered from 0.", info->device_count),
+						 errhint("Set gpusort.device_id to -1 to use any GPU.")));
+			return -1;
+		}
+	}
+	else
+	{
+		/*
+		 * Spread over the devices by backend id, which is small and dense; a
+		 * parallel worker counts from its leader's, so the workers of one
+		 * query land on different devices from each other and their leader.
+		 */
+		int			base = IsParallelWorker() ?
+			ParallelLeaderBackendId + ParallelWorkerNumber + 1 : MyBackendId;
+
+		id = (base < 0 ? -base : base) % info->device_count;
+	}
+
+	if (gs_device_open(id, &err) != GS_OK)
+	{
+		if (gpusort_device == GPUSORT_DEVICE_GPU)
+			gpu_error(err.status, err.message);
+		ereport(DEBUG1,
+				(errmsg_internal("gpusort: sorting on the CPU, GPU %d could not be opened: %s",
+								 id, err.message)));
+		return -1;
+	}
+
+	if (!cleanup_registered)
+	{
+		RegisterResourceReleaseCallback(gpusort_resource_release, NULL);
+		on_proc_exit(gpusort_proc_exit, (Datum) 0);
+		cleanup_registered = true;
+	}
+	return id;
+}
+
+/*
+ * Sorts on GPU device; returns false when the sort must run on the CPU
+ * instead (only under auto).  The input is intact after any failure: the
+ * source is never written, and a filled dest is filled again.
+ */
+static bool
+run_gpu(const GpusortJob *job, int device)
+{
+	gs_host_sort_job hjob;
+	gs_run_report report;
+	gs_error	err;
+	gs_status	status;
+	bool		argsort = (job->perm != NULL);
+
+	memset(&hjob, 0, sizeof(hjob));
+	hjob.type = job->type;
+	hjob.algorithm = (gs_algorithm) gpusort_algorithm;
+	hjob.n = job->n;
+	hjob.descending = job->descending;
+	hjob.device_id = device;
+	hjob.max_device_bytes = (size_t) gpusort_max_device_memory * 1024 * 1024;
+	hjob.output = argsort ? NULL : job->dest;
+	hjob.perm = job->perm;
+	hjob.interrupt = gpusort_interrupt_pending;
+	hjob.interrupt_arg = NULL;
+
+	for (;;)
+	{
+		instr_time	start;
+		double		fill_ms = 0;
+
+		INSTR_TIME_SET_CURRENT(start);
+		if (argsort || job->source != NULL)
+			hjob.input = job->source;
+		else
+		{
+			job->fill(job->dest, job->fill_arg);
+			hjob.input = job->dest;
+			fill_ms = elapsed_ms(start);
+		}
+
+		memset(&report, 0, sizeof(report));
+		status = gs_host_sort(&hjob, &report, &err);
+		if (status == GS_OK)
+		{
+			record_run(job, device, report.algorithm,
+					   fill_ms + report.copy_in_ms, report.sort_ms,
+					   report.copy_out_ms, elapsed_ms(start));
+			return true;
+		}
+
+		/* whatever failed, hold no device or pinned memory past this point */
+		gs_device_release();
+
+		if (status == GS_ERR_INTERRUPTED)
+		{
+			/* raises the cancel; if the interrupt was a benign one, sort again */
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+
+		if (gpusort_device == GPUSORT_DEVICE_GPU)
+			gpu_error(status, err.message);
+
+		/*
+		 * auto: the CPU gives the same result.  Running out of (or over the
+		 * limit of) device memory is expected and quiet; anything else is
+		 * worth a warning, since the GPU should have worked.
+		 */
+		if (status == GS_ERR_MEMORY_LIMIT || status == GS_ERR_DEVICE_MEMORY ||
+			status == GS_ERR_HOST_MEMORY)
+			ereport(DEBUG1,
+					(errmsg_internal("gpusort: sorting on the CPU: %s", err.message)));
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("GPU sort failed, sorting on the CPU instead"),
+					 errdetail("The GPU library reported: %s.", err.message),
+					 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
+		return false;
+	}
+}
+
+static void
+run_cpu(const GpusortJob *job)
+{
+	size_t		scratch_bytes;
+	void	   *scratch;
+	bool		argsort = (job->perm != NULL);
+	instr_time	total_start;
+	double		copy_ms;
+	double		sort_ms;
+	gs_status	status;
+	gs_error	err;
+
+	INSTR_TIME_SET_CURRENT(total_start);
+	scratch_bytes = gs_cpu_scratch_bytes(job->type, job->n, argsort);
+	scratch = MemoryContextAllocHuge(CurrentMemoryContext, Max(scratch_bytes, 1));
+
+	for (;;)
+	{
+		instr_time	start;
+		instr_time	sort_start;
+
+		INSTR_TIME_SET_CURRENT(start);
+		if (!argsort)
+			fill_dest(job);
+		copy_ms = elapsed_ms(start);
+
+		INSTR_TIME_SET_CURRENT(sort_start);
+		if (argsort)
+			status = gs_cpu_argsort(job->type, job->source, job->n, job->descending,
+									job->perm, NULL, scratch,
+									gpusort_interrupt_pending, NULL, &err);
+		else
+			status = gs_cpu_sort(job->type, job->dest, job->n, job->descending,
+								 scratch, gpusort_interrupt_pending, NULL, &err);
+		sort_ms = elapsed_ms(sort_start);
+
+		if (status == GS_OK)
+			break;
+		if (status == GS_ERR_INTERRUPTED)
+		{
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		elog(ERROR, "gpusort: CPU sort failed: %s", err.message);
+	}
+
+	pfree(scratch);
+	record_run(job, -1, GS_ALGO_RADIX, copy_ms, sort_ms, 0, elapsed_ms(total_start));
+}
+
+void
+gpusort_run(const GpusortJob *job)
+{
+	int			device = choose_device(job->n);
+
+	if (job->n < 2)
+	{
+		/* nothing to sort, wherever it would have run */
+		if (job->perm != NULL)
+		{
+			if (job->n == 1)
+				job->perm[0] = 0;
+		}
+		else
+			fill_dest(job);
+		record_run(job, device, device >= 0 ? (gs_algorithm) gpusort_algorithm : GS_ALGO_RADIX,
+				   0, 0, 0, 0);
+		return;
+	}
+
+	if (device >= 0 && run_gpu(job, device))
+		return;
+	run_cpu(job);
+}

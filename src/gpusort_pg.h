@@ -1,0 +1,110 @@
+/*
+ * gpusort_pg.h: what the PostgreSQL side of gpusort (src/) shares between its
+ * files: the settings, the element-type mapping, the one sort entry point
+ * that decides where a sort runs (gpusort.c), and the array builder that the
+ * array functions, the SRF and the aggregate use.
+ *
+ * Not to be confused with kernels/gpusort.h, the sorting library's API.
+ */
+#ifndef GPUSORT_PG_H
+#define GPUSORT_PG_H
+
+#include "postgres.h"
+
+#include "utils/array.h"
+
+#include "gpusort.h"
+
+/* gpusort.device */
+typedef enum GpusortDevice
+{
+	GPUSORT_DEVICE_AUTO,
+	GPUSORT_DEVICE_GPU,
+	GPUSORT_DEVICE_CPU
+} GpusortDevice;
+
+extern int	gpusort_device;
+extern int	gpusort_gpu_min_elements;
+extern int	gpusort_algorithm;		/* a gs_algorithm */
+extern int	gpusort_device_id;
+extern int	gpusort_max_device_memory;	/* MB, 0: no limit */
+
+/*
+ * One sort of n non-NULL elements, as the SQL functions hand it to
+ * gpusort_run.  Either sorted keys or an argsort is wanted:
+ *
+ * - sort: dest (n elements) receives the sorted elements.  They come from
+ *   source (n contiguous elements, may not overlap dest) or, when source is
+ *   NULL, from fill, which writes them into dest.  fill may be called again
+ *   when a sort has to start over (an interrupt that did not cancel it, a GPU
+ *   failure under gpusort.device = auto), because a sort leaves dest undefined
+ *   when it stops early.
+ * - argsort: source holds the n keys, untouched; perm (n entries) receives the
+ *   0-based positions in sorted order, stable; dest and fill are unused.
+ */
+typedef struct GpusortJob
+{
+	gs_type		type;
+	size_t		n;
+	bool		descending;
+	const void *source;
+	void		(*fill) (void *dest, void *arg);
+	void	   *fill_arg;
+	void	   *dest;
+	uint32	   *perm;
+} GpusortJob;
+
+/* Runs a sort on the GPU or the CPU (gpusort.c) and records it for gpusort_last_run. */
+extern void gpusort_run(const GpusortJob *job);
+
+/* This backend's last sort, for gpusort_last_run (info.c). */
+typedef struct GpusortLastRun
+{
+	bool		valid;			/* false until the first sort */
+	int64		elements;
+	gs_type		type;
+	int			device;			/* -1: the CPU */
+	gs_algorithm algorithm;
+	double		copy_in_ms;
+	double		sort_ms;
+	double		copy_out_ms;
+	double		total_ms;
+} GpusortLastRun;
+
+extern GpusortLastRun gpusort_last;
+
+/* The cached result of gs_runtime_probe (gpusort.c); probes on first use. */
+extern const gs_runtime_info *gpusort_runtime(void);
+
+/* Element type OID -> gs_type; errors for a type gpusort does not sort. */
+extern gs_type gpusort_type_from_oid(Oid elemtype);
+
+/*
+ * The arguments shared by gpu_sort, gpu_argsort and gpu_sort_rows: returns
+ * false when the array is NULL (the result is NULL), errors for a NULL
+ * descending or a multidimensional array.  nulls_first NULL follows ORDER BY.
+ */
+extern bool gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
+								   ArrayType **array, bool *descending, bool *nulls_first);
+
+/*
+ * Allocates a one-dimensional array with lower bound 1 of nvalues non-NULL
+ * elements and nnulls NULLs, the NULLs first or last: the header and the NULL
+ * bitmap are set, the data area (ARR_DATA_PTR) is left for the caller to
+ * fill.  Errors when it would exceed PostgreSQL's array limits; what names
+ * the caller in the message.
+ */
+extern ArrayType *gpusort_new_array(Oid elemtype, int16 typlen, int64 nvalues,
+									int64 nnulls, bool nulls_first, const char *what);
+
+/* The number of NULL elements among the nitems of a 1-D array. */
+extern int64 gpusort_count_nulls(ArrayType *array, int nitems);
+
+/*
+ * The sorted copy of array (1-D, any lower bound, NULLs allowed) as a new
+ * array in CurrentMemoryContext: what gpu_sort returns, and what
+ * gpu_sort_rows walks through.
+ */
+extern ArrayType *gpusort_sort_array(ArrayType *array, bool descending, bool nulls_first);
+
+#endif							/* GPUSORT_PG_H */

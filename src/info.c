@@ -1,0 +1,134 @@
+/*
+ * info.c: gpusort_info(), gpusort_devices() and gpusort_last_run(), the
+ * functions that say what gpusort found and what it did.
+ *
+ * gpusort_info and gpusort_devices probe the CUDA driver (once per backend)
+ * but create no context; gpusort_last_run reads a per-backend record that
+ * every sort fills.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "gpusort_pg.h"
+
+PG_FUNCTION_INFO_V1(gpusort_info);
+PG_FUNCTION_INFO_V1(gpusort_devices);
+PG_FUNCTION_INFO_V1(gpusort_last_run);
+
+/* A CUDA version number (major * 1000 + minor * 10) as text, e.g. "13.0". */
+static Datum
+version_text(int version)
+{
+	return CStringGetTextDatum(psprintf("%d.%d", version / 1000, (version % 1000) / 10));
+}
+
+/*
+ * gpusort_info() -> (built_with_cuda bool, cuda_runtime_version text,
+ *   driver_version text, device_count int, gpu_usable bool, reason text)
+ */
+Datum
+gpusort_info(PG_FUNCTION_ARGS)
+{
+	const gs_runtime_info *info = gpusort_runtime();
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = BoolGetDatum(info->built_with_cuda);
+	if (info->runtime_version > 0)
+		values[1] = version_text(info->runtime_version);
+	else
+		nulls[1] = true;
+	if (info->driver_version > 0)
+		values[2] = version_text(info->driver_version);
+	else
+		nulls[2] = true;
+	values[3] = Int32GetDatum(info->device_count);
+	values[4] = BoolGetDatum(info->status == GS_OK);
+	if (info->status != GS_OK)
+		values[5] = CStringGetTextDatum(info->reason[0] != '\0' ? info->reason :
+										gs_status_name(info->status));
+	else
+		nulls[5] = true;
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * gpusort_devices() -> SETOF (id int, name text, compute_capability text,
+ *   memory_total_mb bigint, memory_free_mb bigint, multiprocessors int)
+ */
+Datum
+gpusort_devices(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const gs_runtime_info *info = gpusort_runtime();
+	int			id;
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	for (id = 0; id < info->device_count; id++)
+	{
+		gs_device_props props;
+		gs_error	err;
+		Datum		values[6];
+		bool		nulls[6];
+
+		if (gs_device_props_get(id, &props, &err) != GS_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("could not read the properties of GPU %d", id),
+					 errdetail("The GPU library reported: %s.", err.message)));
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = Int32GetDatum(props.id);
+		values[1] = CStringGetTextDatum(props.name);
+		values[2] = CStringGetTextDatum(psprintf("%d.%d", props.major, props.minor));
+		values[3] = Int64GetDatum((int64) (props.total_memory / (1024 * 1024)));
+		values[4] = Int64GetDatum((int64) (props.free_memory / (1024 * 1024)));
+		values[5] = Int32GetDatum(props.multiprocessors);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * gpusort_last_run() -> SETOF (elements bigint, type text, device text,
+ *   algorithm text, copy_in_ms float8, sort_ms float8, copy_out_ms float8,
+ *   total_ms float8): one row about this backend's last sort, none before
+ *   its first.
+ */
+Datum
+gpusort_last_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const GpusortLastRun *last = &gpusort_last;
+	Datum		values[8];
+	bool		nulls[8];
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!last->valid)
+		return (Datum) 0;
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = Int64GetDatum(last->elements);
+	values[1] = CStringGetTextDatum(gs_type_name(last->type));
+	values[2] = CStringGetTextDatum(last->device >= 0 ? psprintf("gpu:%d", last->device) : "cpu");
+	values[3] = CStringGetTextDatum(gs_algorithm_name(last->algorithm));
+	values[4] = Float8GetDatum(last->copy_in_ms);
+	values[5] = Float8GetDatum(last->sort_ms);
+	values[6] = Float8GetDatum(last->copy_out_ms);
+	values[7] = Float8GetDatum(last->total_ms);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
