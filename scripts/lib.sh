@@ -1,0 +1,90 @@
+# scripts/lib.sh: what demo.sh, test.sh, bench/sql_bench.sh and .ci/run share
+# (source it, bash): find or install PostgreSQL 15, build and install gpusort,
+# and run a throwaway cluster in a temporary directory on a unix socket.
+#
+# PostgreSQL refuses to run as root, so as root the cluster belongs to an
+# unprivileged user: postgres or pgrun when they exist (Debian's packages and
+# shared/tools/pg-bundle.sh make them), else a gpusort user made here.  The
+# clients (psql, pg_regress) connect over the socket as the cluster's
+# superuser and may run as anybody.
+
+GS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GS_SUDO=
+[ "$(id -u)" -eq 0 ] || GS_SUDO=sudo
+
+gs_log() { printf '== %s\n' "$*" >&2; }
+
+# pg_config on PATH (an existing PostgreSQL, or the GPU host's bundle) wins;
+# otherwise install Debian's PostgreSQL 15 with apt.
+gs_ensure_postgres() {
+	if ! command -v pg_config >/dev/null 2>&1 || [ ! -f "$(pg_config --pgxs 2>/dev/null)" ]; then
+		command -v apt-get >/dev/null 2>&1 ||
+			{ echo "no pg_config on PATH and no apt-get: install PostgreSQL 15 and its server headers" >&2; return 1; }
+		gs_log "installing PostgreSQL 15 with apt"
+		$GS_SUDO apt-get update -qq
+		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			postgresql-15 postgresql-server-dev-15 build-essential >/dev/null
+	fi
+	if ! command -v make >/dev/null 2>&1 || ! command -v gcc >/dev/null 2>&1; then
+		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
+	fi
+	# initdb, pg_ctl and postgres live in the server's bindir, not always on PATH
+	PATH=$(pg_config --bindir):$PATH
+	export PATH
+	gs_log "using $(pg_config --version) from $(pg_config --bindir)"
+}
+
+# Builds (with CUDA when nvcc is found, see the Makefile) and installs.
+# Extra arguments go to make, e.g. CUDA=0.
+gs_build_install() {
+	local jobs
+	jobs=$(nproc 2>/dev/null || echo 2)
+	gs_log "building gpusort"
+	make -C "$GS_ROOT" -s -j"$jobs" "$@"
+	gs_log "installing into $(pg_config --pkglibdir)"
+	if [ -w "$(pg_config --pkglibdir)" ]; then
+		make -C "$GS_ROOT" -s install "$@"
+	else
+		$GS_SUDO env PATH="$PATH" make -C "$GS_ROOT" -s install "$@"
+	fi
+}
+
+# Starts a throwaway cluster and exports PGHOST, PGPORT, PGUSER, PGDATABASE
+# for the clients.  Extra arguments are server settings (-c name=value).
+# gs_stop_cluster (set as an EXIT trap here) stops it and removes it.
+gs_start_cluster() {
+	local owner
+	GS_PGDIR=$(mktemp -d /tmp/gpusort-pg.XXXXXX)
+	GS_RUN=()
+	if [ "$(id -u)" -eq 0 ]; then
+		for owner in postgres pgrun; do
+			id "$owner" >/dev/null 2>&1 && break
+			owner=
+		done
+		if [ -z "$owner" ]; then
+			owner=gpusort
+			id "$owner" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$owner"
+		fi
+		chown "$owner" "$GS_PGDIR"
+		GS_RUN=(runuser -u "$owner" -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}")
+	else
+		owner=$(id -un)
+	fi
+	trap gs_stop_cluster EXIT
+
+	gs_log "starting a throwaway cluster in $GS_PGDIR (server user $owner)"
+	"${GS_RUN[@]}" initdb -D "$GS_PGDIR/data" -U gpusort -A trust -E UTF8 --no-locale \
+		>"$GS_PGDIR/initdb.log" 2>&1 || { tail -20 "$GS_PGDIR/initdb.log" >&2; return 1; }
+	"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -l "$GS_PGDIR/server.log" -w start \
+		-o "-k $GS_PGDIR -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $*" >/dev/null ||
+		{ tail -20 "$GS_PGDIR/server.log" >&2; return 1; }
+	export PGHOST=$GS_PGDIR PGPORT=${GS_PGPORT:-55432} PGUSER=gpusort PGDATABASE=postgres
+}
+
+gs_stop_cluster() {
+	if [ -n "${GS_PGDIR:-}" ] && [ -d "$GS_PGDIR/data" ]; then
+		"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -m fast -w stop >/dev/null 2>&1 || true
+		rm -rf "$GS_PGDIR"
+	fi
+	GS_PGDIR=
+}
