@@ -3,12 +3,13 @@
  *
  * 1. Bandwidth of each way to move a pageable array (what PostgreSQL hands
  *    us): one-thread memcpy, pinned, pageable, cudaHostRegister (its own
- *    cost and with the copy), the library's staged copy by chunk size, and
- *    its register and pageable strategies.
+ *    cost, on touched and on fresh memory, with and without huge pages),
+ *    the library's staged copy by chunk size, and its register and pageable
+ *    strategies.
  * 2. gs_host_sort of int4 and float8, 10^4 .. 10^8, per transfer strategy:
  *    copy in, sort, copy out, total (the report's figures, median of 11
- *    after 2 warm-ups); "cold" rows take a fresh output array each call,
- *    as palloc gives the SQL functions.
+ *    after 2 warm-ups), into a touched output, a fresh one (as palloc gives
+ *    the SQL functions), and in place.
  * 3. Issue 5's floor for 10^7 int4: two PCIe crossings of 40 MB at the
  *    measured pinned bandwidth plus one host copy of the array.
  *
@@ -106,6 +107,59 @@ pageable(size_t bytes)
 	return p;
 }
 
+/*
+ * Fresh (never touched) anonymous memory, 2 MiB aligned; huge: advised
+ * MADV_HUGEPAGE, so that transparent huge pages back it where the system
+ * allows (its setting is printed with the results).
+ */
+typedef struct fresh_mem
+{
+	void	   *base;
+	size_t		len;
+	char	   *p;
+} fresh_mem;
+
+static fresh_mem
+fresh(size_t bytes, bool huge)
+{
+	const size_t two_mb = (size_t) 2 << 20;
+	fresh_mem	m;
+
+	m.len = bytes + two_mb;
+	m.base = mmap(NULL, m.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m.base == MAP_FAILED)
+	{
+		perror("mmap");
+		exit(1);
+	}
+	m.p = (char *) (((uintptr_t) m.base + two_mb - 1) & ~(uintptr_t) (two_mb - 1));
+	if (huge)
+		(void) madvise(m.p, bytes, MADV_HUGEPAGE);
+	return m;
+}
+
+static void
+fresh_free(fresh_mem m)
+{
+	munmap(m.base, m.len);
+}
+
+static void
+print_file(const char *label, const char *path)
+{
+	char		line[256] = "";
+	FILE	   *f = fopen(path, "r");
+
+	if (f != NULL)
+	{
+		if (fgets(line, sizeof(line), f) == NULL)
+			line[0] = '\0';
+		fclose(f);
+	}
+	line[strcspn(line, "\n")] = '\0';
+	printf("%s: %s\n\n", label, f != NULL ? line : "(unreadable)");
+}
+
 static double
 gbps(size_t bytes, double ms)
 {
@@ -134,7 +188,9 @@ bench_bandwidth(void)
 	memset(pinned, 1, max);
 	CK(cudaMalloc(&dev, max));
 
-	printf("## 1. Bandwidth, GB/s (median of %d; pageable buffers pre-faulted)\n\n", REPS);
+	printf("## 1. Bandwidth, GB/s (median of %d; pageable buffers pre-faulted unless \"fresh\")\n\n", REPS);
+	print_file("transparent huge pages", "/sys/kernel/mm/transparent_hugepage/enabled");
+	print_file("transparent huge pages, defrag", "/sys/kernel/mm/transparent_hugepage/defrag");
 	printf("| method |");
 	for (size_t s : sizes)
 	{
@@ -225,40 +281,66 @@ bench_bandwidth(void)
 			}
 			printf(" %.1f (%.3f ms) |", gbps(s, median(unreg)), median(unreg));
 		}
-		printf("\n| cudaHostRegister of fresh (untouched) memory; GB/s and ms |");
-		for (size_t s : sizes)
+		/* Fresh memory, as a new palloc of an array gets: every page faults on first touch. */
+		for (int huge = 0; huge < 2; huge++)
 		{
-			std::vector<double> reg;
-
-			for (int i = 0; i < WARMUP + REPS; i++)
+			printf("\n| cudaHostRegister of fresh memory%s; GB/s and ms |", huge ? ", MADV_HUGEPAGE" : "");
+			for (size_t s : sizes)
 			{
-				void	   *m = mmap(NULL, s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-				double		t0 = now_ms();
+				std::vector<double> reg;
 
-				CK(cudaHostRegister(m, s, cudaHostRegisterDefault));
-				if (i >= WARMUP)
-					reg.push_back(now_ms() - t0);
-				CK(cudaHostUnregister(m));
-				munmap(m, s);
+				for (int i = 0; i < WARMUP + REPS; i++)
+				{
+					fresh_mem	m = fresh(s, huge);
+					double		t0 = now_ms();
+
+					CK(cudaHostRegister(m.p, s, cudaHostRegisterDefault));
+					if (i >= WARMUP)
+						reg.push_back(now_ms() - t0);
+					CK(cudaHostUnregister(m.p));
+					fresh_free(m);
+				}
+				printf(" %.1f (%.3f ms) |", gbps(s, median(reg)), median(reg));
 			}
-			printf(" %.1f (%.3f ms) |", gbps(s, median(reg)), median(reg));
+			printf("\n| memcpy into fresh memory%s |", huge ? ", MADV_HUGEPAGE" : "");
+			for (size_t s : sizes)
+			{
+				std::vector<double> t;
+
+				for (int i = 0; i < WARMUP + REPS; i++)
+				{
+					fresh_mem	m = fresh(s, huge);
+					double		t0 = now_ms();
+
+					memcpy(m.p, host, s);
+					if (i >= WARMUP)
+						t.push_back(now_ms() - t0);
+					fresh_free(m);
+				}
+				printf(" %.1f |", gbps(s, median(t)));
+			}
 		}
-		printf("\n| memcpy into fresh (untouched) memory |");
+		printf("\n| madvise(MADV_POPULATE_WRITE) of fresh memory |");
 		for (size_t s : sizes)
 		{
 			std::vector<double> t;
+			bool		failed = false;
 
 			for (int i = 0; i < WARMUP + REPS; i++)
 			{
-				void	   *m = mmap(NULL, s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				fresh_mem	m = fresh(s, false);
 				double		t0 = now_ms();
 
-				memcpy(m, host, s);
+				if (madvise(m.p, s, 23 /* MADV_POPULATE_WRITE, Linux 5.14 */ ) != 0)
+					failed = true;
 				if (i >= WARMUP)
 					t.push_back(now_ms() - t0);
-				munmap(m, s);
+				fresh_free(m);
 			}
-			printf(" %.1f |", gbps(s, median(t)));
+			if (failed)
+				printf(" failed |");
+			else
+				printf(" %.1f |", gbps(s, median(t)));
 		}
 		printf("\n");
 	}
@@ -293,16 +375,16 @@ bench_bandwidth(void)
 
 	/* The library's strategies (gs_copy_to_device / gs_copy_from_device). */
 	{
-		static const size_t chunks[] = {(size_t) 1 << 20, (size_t) 2 << 20, (size_t) 4 << 20,
-		(size_t) 8 << 20, (size_t) 16 << 20, (size_t) 32 << 20};
+		static const size_t chunks[] = {(size_t) 256 << 10, (size_t) 1 << 20, (size_t) 4 << 20,
+		(size_t) 16 << 20};
 		char		name[96];
 
 		for (size_t c : chunks)
 		{
 			gs_host_sort_set_transfer(GS_TRANSFER_STAGED, c);
-			snprintf(name, sizeof(name), "gs staged H2D, 2 x %zu MiB", c >> 20);
+			snprintf(name, sizeof(name), "gs staged H2D, 2 x %zu KiB", c >> 10);
 			row(name, [&](size_t s) { GS(gs_copy_to_device(dev, host, s, NULL, NULL, &err_)); });
-			snprintf(name, sizeof(name), "gs staged D2H, 2 x %zu MiB", c >> 20);
+			snprintf(name, sizeof(name), "gs staged D2H, 2 x %zu KiB", c >> 10);
 			row(name, [&](size_t s) { GS(gs_copy_from_device(host, dev, s, NULL, NULL, &err_)); });
 		}
 		gs_host_sort_set_transfer(GS_TRANSFER_REGISTER, 0);
@@ -357,9 +439,20 @@ typedef struct e2e_result
 	bool		ok;
 } e2e_result;
 
+/* Where the sorted keys go. */
+typedef enum out_kind
+{
+	OUT_WARM,					/* the same touched array every call */
+	OUT_COLD,					/* a fresh mmap'd array every call, as palloc gives */
+	OUT_COLD_HUGE,				/* the same, advised MADV_HUGEPAGE */
+	OUT_IN_PLACE				/* output = input (refilled before each call, untimed) */
+} out_kind;
+
+static const char *const out_names[] = {"warm", "cold", "cold, huge pages", "in place"};
+
 /* Median of each figure of the report over REPS calls (after WARMUP). */
 static e2e_result
-run_host_sort(gs_type type, size_t n, const void *in, void *out, bool cold, bool argsort)
+run_host_sort(gs_type type, size_t n, const void *in, void *out, out_kind kind, bool argsort)
 {
 	std::vector<double> ci, so, co, to;
 	size_t		bytes = n * gs_type_size(type);
@@ -371,21 +464,27 @@ run_host_sort(gs_type type, size_t n, const void *in, void *out, bool cold, bool
 	{
 		gs_host_sort_job job;
 		gs_run_report rep;
+		fresh_mem	m = {NULL, 0, NULL};
 		void	   *o = out;
 
-		if (cold)
-			o = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (kind == OUT_COLD || kind == OUT_COLD_HUGE)
+		{
+			m = fresh(bytes, kind == OUT_COLD_HUGE);
+			o = m.p;
+		}
+		else if (kind == OUT_IN_PLACE)
+			memcpy(out, in, bytes);
 		memset(&job, 0, sizeof(job));
 		job.type = type;
 		job.n = n;
-		job.input = in;
+		job.input = kind == OUT_IN_PLACE ? out : in;
 		job.output = o;
 		job.perm = perm;
 		GS(gs_host_sort(&job, &rep, &err_));
 		if (i == WARMUP + REPS - 1)
 			r.ok = sorted(type, o, n);
-		if (cold)
-			munmap(o, bytes);
+		if (m.base != NULL)
+			fresh_free(m);
 		if (i >= WARMUP)
 		{
 			ci.push_back(rep.copy_in_ms);
@@ -402,21 +501,23 @@ run_host_sort(gs_type type, size_t n, const void *in, void *out, bool cold, bool
 	return r;
 }
 
-static e2e_result int4_1e7_auto_warm,
-			int4_1e7_auto_cold;
+static e2e_result int4_1e7[4];
 
 static void
 bench_host_sort(void)
 {
 	static const gs_type types[] = {GS_INT4, GS_FLOAT8};
-	static const gs_transfer transfers[] = {GS_TRANSFER_AUTO, GS_TRANSFER_STAGED, GS_TRANSFER_REGISTER,
-	GS_TRANSFER_PAGEABLE};
+	static const gs_transfer transfers[] = {GS_TRANSFER_AUTO, GS_TRANSFER_STAGED, GS_TRANSFER_PAGEABLE,
+	GS_TRANSFER_REGISTER};
 	size_t		max_n = quick ? 1000000 : 100000000;
 
-	printf("## 2. gs_host_sort end to end, ms (median of %d; uniform keys; output a separate array)\n\n", REPS);
-	printf("\"warm\": the same output array every call; \"cold\": a fresh mmap'd one each call (as palloc gives).\n");
-	printf("GB/s: array bytes / total.  auto resolves to %s below %zu MiB, %s from there.\n\n",
-		   gs_transfer_name(GS_TRANSFER_STAGED), GS_REGISTER_MIN_BYTES >> 20, gs_transfer_name(GS_TRANSFER_REGISTER));
+	printf("## 2. gs_host_sort end to end, ms (median of %d; uniform keys)\n\n", REPS);
+	printf("output \"warm\": the same output array every call; \"cold\": a fresh mmap'd one each call (as palloc gives "
+		   "the SQL functions); \"in place\": output = input.  copy in: until the input is on the device; sort: "
+		   "device time (CUDA events); copy out: the rest (pinning the output overlaps the sort).  GB/s: array "
+		   "bytes / total.  auto: input staged < %zu KiB <= pageable < %zu MiB <= register; output staged < %zu KiB <= "
+		   "register.\n\n",
+		   GS_PAGEABLE_MIN_BYTES >> 10, GS_REGISTER_IN_MIN_BYTES >> 20, GS_REGISTER_OUT_MIN_BYTES >> 10);
 	printf("| type | n | transfer | output | copy in | sort | copy out | total | GB/s | check |\n");
 	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 	for (gs_type type : types)
@@ -429,30 +530,46 @@ bench_host_sort(void)
 		for (size_t n = 10000; n <= max_n; n *= 10)
 		{
 			for (gs_transfer t : transfers)
-				for (int cold = 0; cold < 2; cold++)
+				for (int k = OUT_WARM; k <= OUT_IN_PLACE; k++)
 				{
-					e2e_result r;
+					bool		want;
+					e2e_result	r;
 
-					if (cold && !(t == GS_TRANSFER_AUTO && n >= 1000000))
+					switch (k)
+					{
+						case OUT_WARM:
+							want = true;
+							break;
+						case OUT_COLD:
+							want = (n >= 1000000 && n <= 10000000) || (n > 10000000 && t == GS_TRANSFER_AUTO);
+							break;
+						default:
+							want = n >= 1000000 && t == GS_TRANSFER_AUTO;
+							break;
+					}
+					if (!want)
 						continue;
 					gs_host_sort_set_transfer(t, 0);
-					r = run_host_sort(type, n, in, out, cold, false);
+					r = run_host_sort(type, n, in, out, (out_kind) k, false);
 					printf("| %s | %zu | %s | %s | %.3f | %.3f | %.3f | %.3f | %.1f | %s |\n",
-						   gs_type_name(type), n, gs_transfer_name(t), cold ? "cold" : "warm",
+						   gs_type_name(type), n, gs_transfer_name(t), out_names[k],
 						   r.in, r.sort, r.out, r.total, gbps(n * w, r.total), r.ok ? "sorted" : "WRONG");
 					fflush(stdout);
 					if (type == GS_INT4 && n == 10000000 && t == GS_TRANSFER_AUTO)
-						(cold ? int4_1e7_auto_cold : int4_1e7_auto_warm) = r;
+						int4_1e7[k] = r;
 				}
 		}
 		if (type == GS_INT4 && max_n >= 10000000)
 		{
-			e2e_result	r;
-
 			gs_host_sort_set_transfer(GS_TRANSFER_AUTO, 0);
-			r = run_host_sort(type, 10000000, in, out, false, true);
-			printf("| int4 | 10000000 | auto | warm, keys + perm | %.3f | %.3f | %.3f | %.3f | %.1f | %s |\n",
-				   r.in, r.sort, r.out, r.total, gbps(10000000 * w, r.total), r.ok ? "sorted" : "WRONG");
+			for (int k = OUT_WARM; k <= OUT_COLD; k++)
+			{
+				e2e_result	r = run_host_sort(type, 10000000, in, out, (out_kind) k, true);
+
+				printf("| int4 | 10000000 | auto | %s, keys + perm (perm warm) | %.3f | %.3f | %.3f | %.3f | %.1f | %s |\n",
+					   out_names[k], r.in, r.sort, r.out, r.total, gbps(10000000 * w, r.total),
+					   r.ok ? "sorted" : "WRONG");
+			}
 		}
 		free(in);
 		free(out);
@@ -495,10 +612,9 @@ main(int argc, char **argv)
 		printf("## 3. 10^7 int4 against the floor\n\n");
 		printf("floor = H2D of 40 MB pinned (%.3f ms) + D2H of 40 MB pinned (%.3f ms) + one memcpy of 40 MB (%.3f ms) = %.3f ms\n\n",
 			   pinned_h2d_40mb, pinned_d2h_40mb, memcpy_40mb, floor);
-		printf("gs_host_sort auto, warm output: %.3f ms total (%.2fx the floor; target <= 10 ms)\n\n",
-			   int4_1e7_auto_warm.total, int4_1e7_auto_warm.total / floor);
-		printf("gs_host_sort auto, cold output: %.3f ms total (%.2fx the floor)\n",
-			   int4_1e7_auto_cold.total, int4_1e7_auto_cold.total / floor);
+		for (int k = OUT_WARM; k <= OUT_IN_PLACE; k++)
+			printf("gs_host_sort auto, %s output: %.3f ms total (%.2fx the floor; target <= 10 ms)\n\n",
+				   out_names[k], int4_1e7[k].total, int4_1e7[k].total / floor);
 	}
 	gs_device_release();
 	return 0;

@@ -30,10 +30,13 @@ static gs_runtime_info gs_probe_info;
 /* The opened device, or -1; its context stays once made. */
 static int	gs_current = -1;
 
-/* Stream and staging events of the opened device (gs_ready: they exist). */
+/*
+ * Stream and events of the opened device (gs_ready: they exist): two
+ * without timing for the staging pipeline, two with timing around the sort.
+ */
 static bool gs_ready;
 static cudaStream_t gs_stream;
-static cudaEvent_t gs_events[2];
+static cudaEvent_t gs_events[4];
 
 /*
  * Set when an error left the context unusable (a sticky error): every later
@@ -306,7 +309,7 @@ gs_destroy_stream(void)
 
 	if (gs_stream != NULL)
 		(void) cudaStreamSynchronize(gs_stream);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 4; i++)
 	{
 		if (gs_events[i] != NULL)
 			(void) cudaEventDestroy(gs_events[i]);
@@ -364,8 +367,8 @@ gs_device_open(int id, gs_error *err)
 	 * correct when linked into a program that has.
 	 */
 	e = cudaStreamCreateWithFlags(&gs_stream, cudaStreamNonBlocking);
-	for (i = 0; i < 2 && e == cudaSuccess; i++)
-		e = cudaEventCreateWithFlags(&gs_events[i], cudaEventDisableTiming);
+	for (i = 0; i < 4 && e == cudaSuccess; i++)
+		e = cudaEventCreateWithFlags(&gs_events[i], i < 2 ? cudaEventDisableTiming : cudaEventDefault);
 	gs_restore_signals(&old);
 	if (e != cudaSuccess)
 	{
@@ -438,6 +441,12 @@ cudaEvent_t
 gs_device_event(int i)
 {
 	return gs_events[i & 1];
+}
+
+cudaEvent_t
+gs_device_timing_event(int i)
+{
+	return gs_events[2 + (i & 1)];
 }
 
 bool

@@ -24,11 +24,11 @@ extern "C" {
 #define GS_POOL_GRANULE			((size_t) 2 << 20)
 
 /*
- * Size of each of the two pinned staging buffers (bench/results/transfer-h100.md
- * for the measurements behind it).  A backend holds at most twice this much
- * pinned host memory.
+ * Size of each of the two pinned staging buffers.  AUTO stages only arrays
+ * under GS_PAGEABLE_MIN_BYTES, so one chunk holds any of them; a backend
+ * holds at most twice this much pinned host memory.
  */
-#define GS_STAGING_CHUNK_BYTES	((size_t) 8 << 20)
+#define GS_STAGING_CHUNK_BYTES	((size_t) 1 << 20)
 
 /*
  * How gs_host_sort moves the caller's pageable arrays:
@@ -49,8 +49,18 @@ typedef enum gs_transfer
 	GS_NUM_TRANSFERS
 } gs_transfer;
 
-/* Arrays at least this large are moved with REGISTER under AUTO, smaller ones STAGED. */
-#define GS_REGISTER_MIN_BYTES	((size_t) 4 << 20)
+/*
+ * AUTO, from the H100 host's measurements (bench/results/transfer-h100.md):
+ * the input (just written by the caller, so its pages are resident) goes
+ * STAGED under 1 MiB (lowest latency), PAGEABLE up to 16 MiB (the driver's
+ * staging beats ours and pinning in place has a fixed cost), REGISTER from
+ * there (pinning 20 GB/s then DMA 55 GB/s beats any CPU copy).  The outputs
+ * go REGISTER from 1 MiB: they are usually fresh allocations, and pinning
+ * faults their pages in faster than a copy into them does.
+ */
+#define GS_PAGEABLE_MIN_BYTES	((size_t) 1 << 20)
+#define GS_REGISTER_IN_MIN_BYTES ((size_t) 16 << 20)
+#define GS_REGISTER_OUT_MIN_BYTES ((size_t) 1 << 20)
 
 const char *gs_transfer_name(gs_transfer t);
 
@@ -60,7 +70,7 @@ const char *gs_transfer_name(gs_transfer t);
  */
 void		gs_host_sort_set_transfer(gs_transfer t, size_t chunk_bytes);
 
-/* The strategy the last gs_host_sort copy-in used (what AUTO resolved to). */
+/* The strategy the last gs_host_sort (or gs_copy_*) used for its input (what AUTO resolved to). */
 gs_transfer gs_host_sort_last_transfer(void);
 
 /*
@@ -81,9 +91,13 @@ gs_status	gs_copy_from_device(void *host, const void *device, size_t bytes,
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 
-/* The opened device's stream and the two staging events (gs_device_open made them). */
+/*
+ * The opened device's stream, the two staging events and the two timing
+ * events (gs_device_open made them).
+ */
 cudaStream_t gs_device_stream(void);
 cudaEvent_t gs_device_event(int i);
+cudaEvent_t gs_device_timing_event(int i);
 
 /*
  * The memory pool: *ptr receives at least bytes of device memory, valid until

@@ -2,13 +2,22 @@
  * host_sort.cu: gs_host_sort, the GPU sort of host arrays that src/ calls:
  * copy in, sort with gs_gpu_sort, copy out, with timings.
  *
- * The arrays come from palloc, so they are pageable.  Pinned memory moves
- * 55 GB/s each way on the H100 host, pageable memory 9-14 GB/s and one CPU
- * thread copies 11 GB/s (SPEC.md), so the copies are the cost: small arrays
- * go through two pinned staging buffers kept per process (memcpy of one
- * chunk overlapping the DMA of the other), large ones are pinned in place
- * with cudaHostRegister for the duration of the call, which costs less than
- * a CPU copy per byte (bench/results/transfer-h100.md has the figures).
+ * The arrays come from palloc, so they are pageable, and the copies are the
+ * cost: pinned memory moves 55 GB/s each way on the H100 host, pageable
+ * memory 7-13 GB/s, one CPU thread copies 7-9 GB/s, and cudaHostRegister
+ * pins touched memory at 20 GB/s (bench/results/transfer-h100.md).  So
+ * arrays under 1 MiB go through two small pinned staging buffers kept per
+ * process (lowest latency), mid-size inputs through the driver's pageable
+ * path, and large inputs and all but small outputs are pinned in place for
+ * the call and moved by DMA straight from and into the caller's arrays
+ * (device_internal.h has the rule).  The outputs are pinned while the sort
+ * runs on the device.
+ *
+ * The report: copy_in_ms from the call's start until the input is on the
+ * device (pinning it included); sort_ms the sort's device time (CUDA events);
+ * copy_out_ms the rest up to the last unpinning (pinning the outputs, which
+ * overlaps the sort, the DMA, unpinning), so the three add up to the call;
+ * total_ms the whole call's wall clock (also the pool's trimming).
  */
 #include <stdint.h>
 #include <string.h>
@@ -57,12 +66,17 @@ gs_host_sort_last_transfer(void)
 	return gs_last_transfer;
 }
 
+/* AUTO's rule (device_internal.h); output: the array is written, not read. */
 static gs_transfer
-gs_choose_transfer(size_t bytes)
+gs_choose_transfer(size_t bytes, bool output)
 {
 	if (gs_forced_transfer != GS_TRANSFER_AUTO)
 		return gs_forced_transfer;
-	return (bytes >= GS_REGISTER_MIN_BYTES) ? GS_TRANSFER_REGISTER : GS_TRANSFER_STAGED;
+	if (bytes < GS_PAGEABLE_MIN_BYTES)
+		return GS_TRANSFER_STAGED;
+	if (output)
+		return bytes >= GS_REGISTER_OUT_MIN_BYTES ? GS_TRANSFER_REGISTER : GS_TRANSFER_PAGEABLE;
+	return bytes >= GS_REGISTER_IN_MIN_BYTES ? GS_TRANSFER_REGISTER : GS_TRANSFER_PAGEABLE;
 }
 
 static double
@@ -282,7 +296,7 @@ gs_status
 gs_copy_to_device(void *device, const void *host, size_t bytes,
 				  gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
 {
-	gs_transfer t = gs_choose_transfer(bytes);
+	gs_transfer t = gs_choose_transfer(bytes, false);
 	bool		registered = false;
 	gs_status	s = GS_OK;
 
@@ -304,7 +318,7 @@ gs_status
 gs_copy_from_device(void *host, const void *device, size_t bytes,
 					gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
 {
-	gs_transfer t = gs_choose_transfer(bytes);
+	gs_transfer t = gs_choose_transfer(bytes, true);
 	bool		registered = false;
 	gs_status	s = GS_OK;
 
@@ -417,13 +431,15 @@ gs_check_job(const gs_host_sort_job *job, gs_error *err)
 gs_status
 gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 {
-	double		start = gs_now_ms(),
-				mark;
+	double		start = gs_now_ms();
 	gs_run_report rep;
 	gs_layout	l;
 	gs_gpu_sort_args a;
-	gs_transfer t;
+	gs_transfer t_in,
+				t_keys,
+				t_perm;
 	cudaStream_t stream;
+	float		sort_device_ms = 0;
 	char	   *base = NULL;
 	size_t		w,
 				key_total;
@@ -431,6 +447,8 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 				reg_output = false,
 				reg_perm = false,
 				pool_taken = false;
+	bool		injected;
+	cudaError_t e;
 	gs_status	s;
 
 	memset(&rep, 0, sizeof(rep));
@@ -490,9 +508,11 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	a.stream = stream;
 
 	/* Copy in. */
-	t = gs_choose_transfer(key_total);
-	gs_last_transfer = t;
-	if (t == GS_TRANSFER_REGISTER)
+	t_in = gs_choose_transfer(key_total, false);
+	t_keys = gs_choose_transfer(key_total, true);
+	t_perm = gs_choose_transfer(job->n * sizeof(uint32_t), true);
+	gs_last_transfer = t_in;
+	if (t_in == GS_TRANSFER_REGISTER)
 	{
 		s = gs_register(job->input, key_total, &reg_input, err);
 		if (s != GS_OK)
@@ -501,8 +521,6 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	if (job->perm != NULL)
 	{
 		int			blocks = (int) ((job->n + 255) / 256 < 4096 ? (job->n + 255) / 256 : 4096);
-		bool		injected;
-		cudaError_t e;
 
 		gs_iota_kernel<<<blocks, 256, 0, stream>>>(a.values[0], job->n);
 		e = GS_RT_CALL(cudaGetLastError(), injected);
@@ -512,48 +530,58 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 			goto out;
 		}
 	}
-	s = gs_to_device(a.keys[0], job->input, key_total, t, reg_input, job->interrupt, job->interrupt_arg, err);
+	s = gs_to_device(a.keys[0], job->input, key_total, t_in, reg_input, job->interrupt, job->interrupt_arg, err);
 	if (s != GS_OK)
 		goto out;
-	mark = gs_now_ms();
-	rep.copy_in_ms = mark - start;
+	rep.copy_in_ms = gs_now_ms() - start;
 
-	/* Sort. */
+	/* Sort, timed on the device. */
 	if (gs_poll(job->interrupt, job->interrupt_arg))
 	{
 		s = gs_fail(err, GS_ERR_INTERRUPTED, "interrupted before the sort");
 		goto out;
 	}
+	e = GS_RT_CALL(cudaEventRecord(gs_device_timing_event(0), stream), injected);
+	if (e != cudaSuccess)
+	{
+		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event");
+		goto out;
+	}
 	s = gs_gpu_sort(&a, err);
 	rep.algorithm = a.algorithm_used;
-	if (s == GS_OK)
+	if (s != GS_OK)
 	{
-		bool		injected;
-		cudaError_t e;
-
-		/*
-		 * Where the sort runs asynchronously, pin the output arrays
-		 * meanwhile: the CPU work of registering hides behind the GPU's.
-		 */
-		if (t == GS_TRANSFER_REGISTER)
-		{
-			if (job->output != NULL && job->output != job->input)
-				s = gs_register(job->output, key_total, &reg_output, err);
-			if (s == GS_OK && job->perm != NULL)
-				s = gs_register(job->perm, job->n * sizeof(uint32_t), &reg_perm, err);
-			if (s != GS_OK)
-				goto out;
-		}
-		e = GS_RT_CALL(cudaStreamSynchronize(stream), injected);
-		if (e != cudaSuccess)
-			s = gs_runtime_fail(err, e, injected, "the sort failed on the device");
+		if (s == GS_ERR_CUDA)
+			s = gs_context_check(s, err);	/* gs_gpu_sort named the error; did the context survive it? */
+		goto out;
 	}
-	else if (s == GS_ERR_CUDA)
-		s = gs_context_check(s, err);	/* gs_gpu_sort named the error; did the context survive it? */
+	e = GS_RT_CALL(cudaEventRecord(gs_device_timing_event(1), stream), injected);
+	if (e != cudaSuccess)
+	{
+		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event");
+		goto out;
+	}
+
+	/*
+	 * gs_gpu_sort returns once its passes are queued: pin the output arrays
+	 * while they run, so that this CPU share of the copy out overlaps the
+	 * GPU's work.  (The input, when pinned, serves an output in place.)
+	 */
+	if (job->output != NULL && t_keys == GS_TRANSFER_REGISTER && !(job->output == job->input && reg_input))
+		s = gs_register(job->output, key_total, &reg_output, err);
+	if (s == GS_OK && job->perm != NULL && t_perm == GS_TRANSFER_REGISTER)
+		s = gs_register(job->perm, job->n * sizeof(uint32_t), &reg_perm, err);
 	if (s != GS_OK)
 		goto out;
-	rep.sort_ms = gs_now_ms() - mark;
-	mark = gs_now_ms();
+	e = GS_RT_CALL(cudaEventSynchronize(gs_device_timing_event(1)), injected);
+	if (e == cudaSuccess)
+		e = GS_RT_CALL(cudaEventElapsedTime(&sort_device_ms, gs_device_timing_event(0),
+											gs_device_timing_event(1)), injected);
+	if (e != cudaSuccess)
+	{
+		s = gs_runtime_fail(err, e, injected, "the sort failed on the device");
+		goto out;
+	}
 	if (gs_poll(job->interrupt, job->interrupt_arg))
 	{
 		s = gs_fail(err, GS_ERR_INTERRUPTED, "interrupted after the sort");
@@ -563,15 +591,15 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	/* Copy out, straight into the caller's arrays. */
 	if (job->output != NULL)
 	{
-		s = gs_from_device(job->output, a.keys[a.result_selector], key_total, t,
-						   job->output == job->input ? reg_input : reg_output,
+		s = gs_from_device(job->output, a.keys[a.result_selector], key_total, t_keys,
+						   reg_output || (job->output == job->input && reg_input),
 						   job->interrupt, job->interrupt_arg, err);
 		if (s != GS_OK)
 			goto out;
 	}
 	if (job->perm != NULL)
 	{
-		s = gs_from_device(job->perm, a.values[a.result_selector], job->n * sizeof(uint32_t), t,
+		s = gs_from_device(job->perm, a.values[a.result_selector], job->n * sizeof(uint32_t), t_perm,
 						   reg_perm, job->interrupt, job->interrupt_arg, err);
 		if (s != GS_OK)
 			goto out;
@@ -579,7 +607,16 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 
 	/* Unpinning is part of the copy's cost. */
 	gs_unregister_all(job, &reg_input, &reg_output, &reg_perm);
-	rep.copy_out_ms = gs_now_ms() - mark;
+
+	/*
+	 * The sort's own time is its device time; the copy out is the rest of
+	 * the call after the copy in (pinning the outputs, which overlapped the
+	 * sort, the DMA, unpinning), so that the three add up to the call.
+	 */
+	rep.sort_ms = sort_device_ms;
+	rep.copy_out_ms = gs_now_ms() - start - rep.copy_in_ms - rep.sort_ms;
+	if (rep.copy_out_ms < 0)
+		rep.copy_out_ms = 0;
 
 out:
 
