@@ -1,0 +1,194 @@
+/*
+ * radix_block.cuh: the block and warp primitives of the GPU radix sort
+ * (radix_sort.cu): key adapters over the transforms of keys.h, the warp
+ * multi-split that ranks digits stably, and the status words of the
+ * decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix Scan
+ * with Decoupled Look-back"; Adinets & Merrill, "Onesweep").
+ */
+#ifndef GPUSORT_RADIX_BLOCK_CUH
+#define GPUSORT_RADIX_BLOCK_CUH
+
+#include <stdint.h>
+
+#include "keys.h"
+
+/* ------------------------------------------------------------------------
+ * Key adapters: one generic sort over unsigned keys of 16, 32 or 64 bits.
+ * ------------------------------------------------------------------------ */
+
+template <typename KeyT>
+struct gs_radix_key;
+
+template <>
+struct gs_radix_key<uint16_t>
+{
+	static constexpr int BITS = 16;
+
+	static __device__ __forceinline__ uint16_t
+	to_ordered(uint16_t bits, bool is_float, bool descending)
+	{
+		(void) is_float;		/* int2 is the only 16-bit type */
+		return gs_to_key16(bits, descending);
+	}
+
+	static __device__ __forceinline__ uint16_t
+	from_ordered(uint16_t key, bool is_float, bool descending)
+	{
+		(void) is_float;
+		return gs_from_key16(key, descending);
+	}
+};
+
+template <>
+struct gs_radix_key<uint32_t>
+{
+	static constexpr int BITS = 32;
+
+	static __device__ __forceinline__ uint32_t
+	to_ordered(uint32_t bits, bool is_float, bool descending)
+	{
+		return gs_to_key32(bits, is_float, descending);
+	}
+
+	static __device__ __forceinline__ uint32_t
+	from_ordered(uint32_t key, bool is_float, bool descending)
+	{
+		return gs_from_key32(key, is_float, descending);
+	}
+};
+
+template <>
+struct gs_radix_key<uint64_t>
+{
+	static constexpr int BITS = 64;
+
+	static __device__ __forceinline__ uint64_t
+	to_ordered(uint64_t bits, bool is_float, bool descending)
+	{
+		return gs_to_key64(bits, is_float, descending);
+	}
+
+	static __device__ __forceinline__ uint64_t
+	from_ordered(uint64_t key, bool is_float, bool descending)
+	{
+		return gs_from_key64(key, is_float, descending);
+	}
+};
+
+/* The digit of a key at bit shift, RADIX_BITS wide. */
+template <int RADIX_BITS, typename KeyT>
+static __device__ __forceinline__ uint32_t
+gs_radix_digit(KeyT key, int shift)
+{
+	return (uint32_t) (key >> shift) & ((1u << RADIX_BITS) - 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Warp primitives.
+ * ------------------------------------------------------------------------ */
+
+static __device__ __forceinline__ uint32_t
+gs_lane_id(void)
+{
+	uint32_t	lane;
+
+	asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+	return lane;
+}
+
+static __device__ __forceinline__ uint32_t
+gs_lanemask_lt(void)
+{
+	uint32_t	mask;
+
+	asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+	return mask;
+}
+
+/*
+ * Warp multi-split rank (the "match" ranking of CUB's onesweep, without its
+ * early counts): for one item per lane, all lanes of the warp converged,
+ * returns how many items with the same digit this warp has ranked before
+ * it: those of earlier calls (counted in counters[digit]) plus those of
+ * lower lanes in this call.  Calls in item order, lanes in lane order, so
+ * the ranks follow input order: the sort stays stable.
+ *
+ * counters: this warp's BINS counters in shared memory, zero at the start.
+ * Only one lane (the highest of each group of equal digits) updates a
+ * counter, so there are no write conflicts; the __syncwarp makes the update
+ * visible to whichever lane leads that digit in the next call.
+ */
+static __device__ __forceinline__ uint32_t
+gs_warp_rank_digit(uint32_t digit, uint32_t *counters)
+{
+	uint32_t	peers = __match_any_sync(0xffffffffu, digit);
+	uint32_t	lane = gs_lane_id();
+	uint32_t	leader = 31 - __clz(peers);
+	uint32_t	before = 0;
+
+	if (lane == leader)
+	{
+		before = counters[digit];
+		counters[digit] = before + __popc(peers);
+	}
+	before = __shfl_sync(0xffffffffu, before, leader);
+	__syncwarp();
+	return before + __popc(peers & gs_lanemask_lt());
+}
+
+/* ------------------------------------------------------------------------
+ * Decoupled look-back status words: 2 flag bits, 30 bits of count.  A
+ * portion holds at most 2^28 keys, so a count always fits.  Zero means "not
+ * published yet"; the flag and the count travel in one 32-bit word, so a
+ * reader never sees a flag without its count.
+ * ------------------------------------------------------------------------ */
+
+#define GS_LOOKBACK_AGGREGATE	(1u << 30)	/* this tile's own count */
+#define GS_LOOKBACK_INCLUSIVE	(2u << 30)	/* count of this tile and all before it */
+#define GS_LOOKBACK_FLAGS		(3u << 30)
+#define GS_LOOKBACK_COUNT		(~GS_LOOKBACK_FLAGS)
+
+static __device__ __forceinline__ uint32_t
+gs_load_relaxed(const uint32_t *p)
+{
+	uint32_t	v;
+
+	asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+
+static __device__ __forceinline__ void
+gs_store_relaxed(uint32_t *p, uint32_t v)
+{
+	asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
+/*
+ * Looks back from tile (exclusive) through the status words of one digit
+ * (stride words apart) and returns the count of that digit in all earlier
+ * tiles.  Spins on tiles not yet published: they belong to blocks that took
+ * their tile number earlier (tile numbers come from an atomic counter), so
+ * they are running and will publish.
+ */
+static __device__ __forceinline__ uint32_t
+gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride)
+{
+	uint32_t	sum = 0;
+	uint32_t	t = tile;
+
+	while (t > 0)
+	{
+		uint32_t	v;
+
+		t--;
+		do
+			v = gs_load_relaxed(status + (size_t) t * stride);
+		while ((v & GS_LOOKBACK_FLAGS) == 0);
+		sum += v & GS_LOOKBACK_COUNT;
+		if (v & GS_LOOKBACK_INCLUSIVE)
+			break;
+	}
+	return sum;
+}
+
+#endif							/* GPUSORT_RADIX_BLOCK_CUH */
