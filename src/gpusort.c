@@ -201,8 +201,6 @@ record_run(const GpusortJob *job, int device, gs_algorithm algorithm,
 static void
 fill_dest(const GpusortJob *job)
 {
-	if (job->n == 0)
-		return;
 	if (job->source != NULL)
 		memcpy(job->dest, job->source, job->n * gs_type_size(job->type));
 	else
@@ -468,16 +466,18 @@ run_cpu(const GpusortJob *job)
 void
 gpusort_run(const GpusortJob *job)
 {
-	int			device = choose_device(job->n);
+	int			device;
 
-	if (job->n < 2)
+	/* no elements (or only NULLs): no sort, no device, nothing to record */
+	if (job->n == 0)
+		return;
+
+	device = choose_device(job->n);
+	if (job->n == 1)
 	{
-		/* nothing to sort, wherever it would have run */
+		/* sorted already, wherever it would have run */
 		if (job->perm != NULL)
-		{
-			if (job->n == 1)
-				job->perm[0] = 0;
-		}
+			job->perm[0] = 0;
 		else
 			fill_dest(job);
 		record_run(job, device, device >= 0 ? (gs_algorithm) gpusort_algorithm : GS_ALGO_RADIX,

@@ -54,7 +54,10 @@ typedef struct GpusortJob
 	uint32	   *perm;
 } GpusortJob;
 
-/* Runs a sort on the GPU or the CPU (gpusort.c) and records it for gpusort_last_run. */
+/*
+ * Runs a sort on the GPU or the CPU (gpusort.c) and records it for
+ * gpusort_last_run; with n = 0 it does nothing and records nothing.
+ */
 extern void gpusort_run(const GpusortJob *job);
 
 /* This backend's last sort, for gpusort_last_run (info.c). */
