@@ -1,0 +1,185 @@
+/*
+ * merge_block.cuh: thread-, warp- and block-level primitives of the
+ * merge-path merge sort (merge_sort.cu), after the Thrust / Modern GPU design
+ * analysed in seed 003: a per-thread sorting network in registers, the merge
+ * path split of two sorted runs (serial in shared memory, 32-way parallel
+ * across a warp in global memory) and the serial merge of E items.
+ *
+ * Stability: every primitive takes from the left run (A) on ties, so the
+ * sort built on them is stable.
+ */
+#ifndef GPUSORT_MERGE_BLOCK_CUH
+#define GPUSORT_MERGE_BLOCK_CUH
+
+#include "merge_common.cuh"
+
+/*
+ * The order the merge sort uses.  PAIR = false: by key alone (values ride
+ * along; stability comes from the algorithm).  PAIR = true: by (key, value),
+ * for callers whose values are distinct positions that break ties (the
+ * quicksort's fallback on (key, position) pairs).
+ */
+template <typename K, bool PAIR>
+static __device__ __forceinline__ bool
+gs_le(K ka, uint32_t va, K kb, uint32_t vb)
+{
+	return PAIR ? (ka < kb || (ka == kb && va <= vb)) : ka <= kb;
+}
+
+template <typename K, bool PAIR>
+static __device__ __forceinline__ bool
+gs_lt(K ka, uint32_t va, K kb, uint32_t vb)
+{
+	return PAIR ? (ka < kb || (ka == kb && va < vb)) : ka < kb;
+}
+
+/*
+ * Odd-even transposition sort of ITEMS keys (and values) in registers.
+ * Adjacent compare-exchanges that swap only on strictly greater keys keep
+ * equal keys in order, so this is stable; ITEMS rounds suffice.  Fully
+ * unrolled so the arrays stay in registers.
+ */
+template <typename K, int ITEMS, bool VALUES, bool PAIR>
+static __device__ __forceinline__ void
+gs_thread_sort(K (&k)[ITEMS], uint32_t (&v)[ITEMS])
+{
+#pragma unroll
+	for (int round = 0; round < ITEMS; round++)
+	{
+#pragma unroll
+		for (int j = round & 1; j + 1 < ITEMS; j += 2)
+		{
+			if (gs_lt<K, PAIR>(k[j + 1], v[j + 1], k[j], v[j]))
+			{
+				K			t = k[j];
+
+				k[j] = k[j + 1];
+				k[j + 1] = t;
+				if (VALUES)
+				{
+					uint32_t	u = v[j];
+
+					v[j] = v[j + 1];
+					v[j + 1] = u;
+				}
+			}
+		}
+	}
+}
+
+/*
+ * Merge path in shared memory: how many of the first diag outputs of
+ * merge(A, B) come from A (A first on ties).  A[i] is among them exactly
+ * when A[i] <= B[diag - 1 - i], a predicate monotone in i.  av/bv are only
+ * read when PAIR.
+ */
+template <typename K, bool PAIR>
+static __device__ __forceinline__ int
+gs_merge_path(const K *ak, const uint32_t *av, int la,
+			  const K *bk, const uint32_t *bv, int lb, int diag)
+{
+	int			lo = max(0, diag - lb);
+	int			hi = min(diag, la);
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) >> 1;
+		int			j = diag - 1 - mid;
+
+		if (gs_le<K, PAIR>(ak[mid], PAIR ? av[mid] : 0, bk[j], PAIR ? bv[j] : 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The same split in global memory, found by a whole warp: each step tests 32
+ * evenly spaced candidates at once and keeps the interval between the last
+ * true and the first false, so a run of length L costs about log32(L)
+ * dependent loads instead of log2(L) (a lone binary search pays global
+ * latency, not bandwidth).  All lanes must call it; all get the result.
+ */
+template <typename K, bool PAIR>
+static __device__ __forceinline__ size_t
+gs_warp_merge_path(const K *ak, const uint32_t *av, size_t la,
+				   const K *bk, const uint32_t *bv, size_t lb, size_t diag)
+{
+	const unsigned lane = threadIdx.x & 31;
+	size_t		lo = diag > lb ? diag - lb : 0;
+	size_t		hi = diag < la ? diag : la;
+
+	/* invariant: the answer is in [lo, hi] */
+	for (;;)
+	{
+		size_t		step = hi - lo > 32 ? (hi - lo + 31) / 32 : 1;
+		size_t		p = lo + lane * step;
+		bool		t = false;
+		unsigned	mask;
+		int			c;
+
+		if (p < hi)
+		{
+			size_t		j = diag - 1 - p;
+
+			t = gs_le<K, PAIR>(ak[p], PAIR ? av[p] : 0, bk[j], PAIR ? bv[j] : 0);
+		}
+		mask = __ballot_sync(0xFFFFFFFFu, t);
+		c = __popc(mask);		/* the predicate is monotone: a prefix is true */
+		if (step == 1)
+			return lo + (size_t) c;
+		if (c == 0)
+			return lo;
+		{
+			size_t		next_hi = lo + (size_t) c * step;
+
+			lo = lo + (size_t) (c - 1) * step + 1;
+			if (next_hi < hi)
+				hi = next_hi;
+		}
+	}
+}
+
+/*
+ * Serial merge of ITEMS outputs from A = [a, a_end) and B = [b, b_end) of the
+ * shared arrays sk/sv, into registers; idx receives the shared index each
+ * output came from, for gathering values afterwards.  Outputs past the end of
+ * both runs are the sentinel (callers never store them).  One shared load
+ * per output: this loop is where the bank conflicts of seed 003 happen.
+ */
+template <typename K, int ITEMS, bool PAIR>
+static __device__ __forceinline__ void
+gs_serial_merge(const K *sk, const uint32_t *sv, int a, int a_end, int b, int b_end,
+				K (&out)[ITEMS], int (&idx)[ITEMS])
+{
+	K			ka = a < a_end ? sk[a] : gs_key_max<K>();
+	K			kb = b < b_end ? sk[b] : gs_key_max<K>();
+	uint32_t	va = PAIR && a < a_end ? sv[a] : 0;
+	uint32_t	vb = PAIR && b < b_end ? sv[b] : 0;
+
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+	{
+		bool		take_b = b < b_end && (a >= a_end || gs_lt<K, PAIR>(kb, vb, ka, va));
+
+		out[i] = take_b ? kb : ka;
+		idx[i] = take_b ? b : a;
+		if (take_b)
+		{
+			b++;
+			kb = b < b_end ? sk[b] : gs_key_max<K>();
+			if (PAIR)
+				vb = b < b_end ? sv[b] : 0;
+		}
+		else
+		{
+			a++;
+			ka = a < a_end ? sk[a] : gs_key_max<K>();
+			if (PAIR)
+				va = a < a_end ? sv[a] : 0;
+		}
+	}
+}
+
+#endif							/* GPUSORT_MERGE_BLOCK_CUH */

@@ -1,0 +1,124 @@
+/*
+ * merge_common.cuh: what the comparison sorts of kernels/ (merge_sort.cu,
+ * bitonic_sort.cu, quick_sort.cu) share: the device side of the key
+ * transforms of keys.h (a "codec" applied on the first load and undone on
+ * the last store), the mapping from gs_type to an unsigned key width, and a
+ * few small helpers.  Internal to kernels/.
+ */
+#ifndef GPUSORT_MERGE_COMMON_CUH
+#define GPUSORT_MERGE_COMMON_CUH
+
+#include <stdint.h>
+#include <cuda_runtime.h>
+
+#include "gpusort.h"
+#include "internal.h"
+#include "keys.h"
+
+/*
+ * How raw element bits become ordered keys and back.  encode/decode are
+ * cleared when a sort works on keys that are already ordered (a sub-sort
+ * started by another algorithm), so one kernel serves both cases.
+ */
+typedef struct gs_key_codec
+{
+	int			is_float;
+	int			descending;
+} gs_key_codec;
+
+template <typename K>
+static __host__ __device__ __forceinline__ K
+gs_encode_key(K bits, gs_key_codec c);
+
+template <>
+__host__ __device__ __forceinline__ uint16_t
+gs_encode_key<uint16_t>(uint16_t bits, gs_key_codec c)
+{
+	return gs_to_key16(bits, c.descending);
+}
+
+template <>
+__host__ __device__ __forceinline__ uint32_t
+gs_encode_key<uint32_t>(uint32_t bits, gs_key_codec c)
+{
+	return gs_to_key32(bits, c.is_float, c.descending);
+}
+
+template <>
+__host__ __device__ __forceinline__ uint64_t
+gs_encode_key<uint64_t>(uint64_t bits, gs_key_codec c)
+{
+	return gs_to_key64(bits, c.is_float, c.descending);
+}
+
+template <typename K>
+static __host__ __device__ __forceinline__ K
+gs_decode_key(K key, gs_key_codec c);
+
+template <>
+__host__ __device__ __forceinline__ uint16_t
+gs_decode_key<uint16_t>(uint16_t key, gs_key_codec c)
+{
+	return gs_from_key16(key, c.descending);
+}
+
+template <>
+__host__ __device__ __forceinline__ uint32_t
+gs_decode_key<uint32_t>(uint32_t key, gs_key_codec c)
+{
+	return gs_from_key32(key, c.is_float, c.descending);
+}
+
+template <>
+__host__ __device__ __forceinline__ uint64_t
+gs_decode_key<uint64_t>(uint64_t key, gs_key_codec c)
+{
+	return gs_from_key64(key, c.is_float, c.descending);
+}
+
+/* The largest ordered key of width K: the sentinel that pads partial tiles. */
+template <typename K>
+static __host__ __device__ __forceinline__ K
+gs_key_max(void)
+{
+	return (K) ~(K) 0;
+}
+
+/* The codec of a sort request. */
+static inline gs_key_codec
+gs_codec_of(const gs_gpu_sort_args *args)
+{
+	gs_key_codec c;
+
+	c.is_float = (args->type == GS_FLOAT4 || args->type == GS_FLOAT8);
+	c.descending = args->descending ? 1 : 0;
+	return c;
+}
+
+static inline size_t
+gs_align_up(size_t x, size_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+/* Checks the launch that just happened (launch errors only; no sync). */
+#define GS_LAUNCH_CHECK(what, err) \
+	do { \
+		cudaError_t gs_le_ = cudaGetLastError(); \
+		if (gs_le_ != cudaSuccess) \
+			return gs_cuda_fail((err), gs_le_, (what)); \
+	} while (0)
+
+/*
+ * Composite (key, position) comparison used where an algorithm is not stable
+ * by nature (bitonic, quick): with positions distinct, the order is total
+ * and the result is the stable one.
+ */
+template <typename K>
+static __device__ __forceinline__ bool
+gs_pair_less(K ka, uint32_t pa, K kb, uint32_t pb)
+{
+	return ka < kb || (ka == kb && pa < pb);
+}
+
+#endif							/* GPUSORT_MERGE_COMMON_CUH */
