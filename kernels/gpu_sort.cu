@@ -75,6 +75,12 @@ gs_gpu_sort(gs_gpu_sort_args *args, gs_error *err)
 	{
 		case GS_ALGO_RADIX:
 			return gs_radix_sort_gpu(args, err);
+		case GS_ALGO_MERGE:
+			return gs_merge_sort_gpu(args, err);
+		case GS_ALGO_BITONIC:
+			return gs_bitonic_sort_gpu(args, err);
+		case GS_ALGO_QUICK:
+			return gs_quick_sort_gpu(args, err);
 		default:
 			return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "algorithm \"%s\" is not built",
 						   gs_algorithm_name(algo));
