@@ -43,7 +43,7 @@ KERNEL_LIB = kernels/libgpusort.a
 
 PG_CPPFLAGS = -Ikernels
 SHLIB_LINK = $(KERNEL_LIB) $(CUDA_LIBS) -lm
-EXTRA_CLEAN = $(KERNEL_LIB) kernels/*.o test/bin bench/bin
+EXTRA_CLEAN = $(KERNEL_LIB) kernels/*.o kernels/.build-flags test/bin bench/bin
 
 # JIT inlining from LLVM bitcode buys nothing for array-sized loops, and
 # needs clang; build without it so a plain `make` works where clang is absent.
@@ -60,9 +60,16 @@ kernels/%.o: kernels/%.c kernels/gpusort.h kernels/internal.h kernels/keys.h
 kernels/%.o: kernels/%.cu kernels/gpusort.h kernels/internal.h kernels/keys.h $(wildcard kernels/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -Ikernels -c -o $@ $<
 
-$(KERNEL_LIB): $(KERNEL_OBJS)
+# The library remembers how it was built: switching CUDA=0/1 (or the GPU
+# architectures) rebuilds it and relinks the module instead of keeping a
+# library of the other kind.
+BUILD_FLAGS = kernels/.build-flags
+BUILD_FLAGS_NOW = CUDA=$(CUDA) CUDA_ARCH=$(CUDA_ARCH)
+$(shell echo '$(BUILD_FLAGS_NOW)' | cmp -s - $(BUILD_FLAGS) 2>/dev/null || echo '$(BUILD_FLAGS_NOW)' > $(BUILD_FLAGS))
+
+$(KERNEL_LIB): $(KERNEL_OBJS) $(BUILD_FLAGS)
 	rm -f $@
-	$(AR) crs $@ $^
+	$(AR) crs $@ $(KERNEL_OBJS)
 
 $(shlib): $(KERNEL_LIB)
 

@@ -11,6 +11,7 @@
 #   bash bench/sql_bench.sh                      # gpusort.device = cpu
 #   bash bench/sql_bench.sh --devices cpu,gpu    # a gpu_sort column per device
 #   options: --sizes 10000,1000000,10000000 --runs 5 --host NAME --out FILE
+#   BENCH_SOURCE='...' names the source in the table when it is not a commit
 # Sets up, builds and installs like scripts/test.sh, in a throwaway cluster.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
@@ -140,7 +141,7 @@ lines() { grep "^$1|" "$raw" | cut -d'|' -f2- || true; }
 	lines gpu | sed 's/^/- GPU: /'
 	lines info | sed 's/^/- gpusort: /'
 	lines pg | sed 's/ on .*//; s/^/- server: /'
-	echo "- gpusort commit: $(git -C "$GS_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), settings at their defaults but gpusort.device"
+	echo "- gpusort: ${BENCH_SOURCE:-commit $(git -C "$GS_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}, settings at their defaults but gpusort.device"
 	echo "- how: bench/sql_bench.sh --devices $devices --sizes $sizes --runs $runs; one psql session, arrays of"
 	echo "  random values stored in a table beforehand, median of $runs runs after one warm-up, milliseconds."
 	echo "  SQL: the whole statement (reading the stored array, sorting, building the result);"
