@@ -15,7 +15,7 @@ MODULE_big = gpusort
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
-TESTS = $(wildcard sql/[0-9]*.sql)
+TESTS = $(sort $(wildcard sql/[0-9]*.sql))
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 

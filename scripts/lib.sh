@@ -66,7 +66,8 @@ gs_start_cluster() {
 			id "$owner" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$owner"
 		fi
 		chown "$owner" "$GS_PGDIR"
-		GS_RUN=(runuser -u "$owner" -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}")
+		GS_OWNER=$owner
+		GS_RUN=(gs_as_owner)
 	else
 		owner=$(id -un)
 	fi
@@ -79,6 +80,16 @@ gs_start_cluster() {
 		-o "-k $GS_PGDIR -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $*" >/dev/null ||
 		{ tail -20 "$GS_PGDIR/server.log" >&2; return 1; }
 	export PGHOST=$GS_PGDIR PGPORT=${GS_PGPORT:-55432} PGUSER=gpusort PGDATABASE=postgres
+}
+
+# Runs a command as the cluster's owner (root only), keeping PATH and
+# LD_LIBRARY_PATH (the GPU host's bundle needs both).
+gs_as_owner() {
+	if command -v runuser >/dev/null 2>&1; then
+		runuser -u "$GS_OWNER" -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" "$@"
+	else
+		su "$GS_OWNER" -s /bin/bash -c "$(printf '%q ' env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" "$@")"
+	fi
 }
 
 gs_stop_cluster() {
