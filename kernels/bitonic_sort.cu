@@ -213,8 +213,7 @@ gs_bitonic_run(gs_gpu_sort_args *args, gs_error *err)
 		int			p = (int) gs_pow2_ceil(n);
 		size_t		smem = (size_t) p * per;
 
-		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_bitonic_single_kernel<K, PAIR>,
-										   cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem), err);
+		GS_CUDA_CHECK((gs_smem_limit<gs_bitonic_single_kernel<K, PAIR>>(smem)), err);
 		gs_bitonic_single_kernel<K, PAIR><<<1, min(GS_BITONIC_THREADS, max(32, p / 2)), smem, stream>>>
 			(keys0, keys1, vals0, vals1, n, p, codec);
 		GS_LAUNCH_CHECK("bitonic sort: single-block launch", err);
@@ -227,10 +226,8 @@ gs_bitonic_run(gs_gpu_sort_args *args, gs_error *err)
 		const size_t pairs = p / 2;
 		const unsigned grid = (unsigned) min((pairs + 255) / 256, (size_t) 132 * 64);
 
-		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_bitonic_chunk_kernel<K, PAIR>,
-										   cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem), err);
-		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_bitonic_tail_kernel<K, PAIR>,
-										   cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem), err);
+		GS_CUDA_CHECK((gs_smem_limit<gs_bitonic_chunk_kernel<K, PAIR>>(smem)), err);
+		GS_CUDA_CHECK((gs_smem_limit<gs_bitonic_tail_kernel<K, PAIR>>(smem)), err);
 		gs_bitonic_chunk_kernel<K, PAIR><<<(unsigned) chunks, GS_BITONIC_THREADS, smem, stream>>>
 			(keys0, vals1, n, codec);
 		GS_LAUNCH_CHECK("bitonic sort: chunk launch", err);

@@ -101,6 +101,29 @@ gs_align_up(size_t x, size_t a)
 	return (x + a - 1) / a * a;
 }
 
+/*
+ * Raises a kernel's dynamic shared memory limit, once per device and size
+ * (the call costs microseconds, which small sorts notice).  One counter per
+ * kernel: the kernel is the template argument.
+ */
+template <auto KERNEL>
+static cudaError_t
+gs_smem_limit(size_t bytes)
+{
+	static size_t done[64];
+	int			dev = 0;
+	cudaError_t e = cudaGetDevice(&dev);
+
+	if (e != cudaSuccess)
+		return e;
+	if (dev >= 0 && dev < 64 && done[dev] >= bytes)
+		return cudaSuccess;
+	e = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) bytes);
+	if (e == cudaSuccess && dev >= 0 && dev < 64)
+		done[dev] = bytes;
+	return e;
+}
+
 /* Checks the launch that just happened (launch errors only; no sync). */
 #define GS_LAUNCH_CHECK(what, err) \
 	do { \

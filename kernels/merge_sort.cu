@@ -323,10 +323,8 @@ gs_merge_path_run(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
 	while (((size_t) 1 << passes) < tiles)
 		passes++;
 
-	GS_CUDA_CHECK(cudaFuncSetAttribute(gs_merge_block_sort_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>,
-									   cudaFuncAttributeMaxDynamicSharedMemorySize, (int) P::SMEM), err);
-	GS_CUDA_CHECK(cudaFuncSetAttribute(gs_merge_pass_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>,
-									   cudaFuncAttributeMaxDynamicSharedMemorySize, (int) P::SMEM), err);
+	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>>(P::SMEM)), err);
+	GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>>(P::SMEM)), err);
 
 	cur = passes & 1;
 	gs_merge_block_sort_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>

@@ -31,6 +31,7 @@
 #include "bitonic_block.cuh"
 #include "merge_common.cuh"
 #include "merge_sort.cuh"
+#include "quick_sort.cuh"
 
 #define GS_QUICK_THREADS 256	/* first phase: threads per partition block */
 #define GS_QUICK_ITEMS(K) (sizeof(K) == 8 ? 8 : 16)	/* keys per thread there (staging fits 48 KB) */
@@ -78,6 +79,16 @@ struct gs_qctx
 	size_t		n;
 	gs_key_codec codec;
 };
+
+static int	gs_quick_depth_first = -1;
+static int	gs_quick_depth_second = -1;
+
+extern "C" void
+gs_quick_set_depth_limits(int first_phase, int second_phase)
+{
+	gs_quick_depth_first = first_phase;
+	gs_quick_depth_second = second_phase;
+}
 
 /* Buffer b of keys / positions (selects, so the pointer pair stays out of local memory). */
 template <typename K>
@@ -807,8 +818,8 @@ gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
 	constexpr int CAP = gs_quick_block_cap<K, PAIR>();
 	const size_t n = args->n;
 	const size_t block_smem = 2 * (size_t) CAP * (sizeof(K) + (PAIR ? 4 : 0));
-	const int	block_depth = 2 * gs_log2_ceil(CAP) + 4;
-	const int	depth_limit = 2 * gs_log2_ceil(n) + 8;
+	const int	block_depth = gs_quick_depth_second >= 0 ? gs_quick_depth_second : 2 * gs_log2_ceil(CAP) + 4;
+	const int	depth_limit = gs_quick_depth_first >= 0 ? gs_quick_depth_first : 2 * gs_log2_ceil(n) + 8;
 	cudaStream_t stream = (cudaStream_t) args->stream;
 	unsigned char *temp = (unsigned char *) args->temp;
 	gs_quick_layout l;
@@ -843,8 +854,7 @@ gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
 	counters = (int *) (temp + l.off_counters);
 	args->result_selector = 1;
 
-	GS_CUDA_CHECK(cudaFuncSetAttribute(gs_quick_block_kernel<K, PAIR>,
-									   cudaFuncAttributeMaxDynamicSharedMemorySize, (int) block_smem), err);
+	GS_CUDA_CHECK((gs_smem_limit<gs_quick_block_kernel<K, PAIR>>(block_smem)), err);
 	GS_CUDA_CHECK(cudaMemsetAsync(counters, 0, 8 * sizeof(int), stream), err);
 
 	if (n <= (size_t) CAP)
