@@ -6,9 +6,9 @@
  * histogram has a single non-empty bucket is skipped, and input already in
  * order skips them all.  The key transform is fused into the first scatter
  * and its inverse into the last, so no pass exists only to transform.  The
- * core is written once over the key width (always-inlined functions whose
- * width argument is a constant in each of three instantiations); the five
- * types are thin adapters onto the 16-, 32- and 64-bit instantiations.
+ * core is written once, as always-inlined functions whose key width and
+ * digit size arguments are constants in each instantiation; the five types
+ * are thin adapters onto the 16-, 32- and 64-bit instantiations.
  */
 #include <stdint.h>
 #include <string.h>
@@ -24,34 +24,52 @@
 #endif
 
 /*
- * Tuning; bench/NOTES-cpu.md has the measurements.  Digits of 8 bits: the
- * 256 lines that a scatter writes into at any moment stay in L1, which
- * combines the writes.  11-bit digits need fewer passes (3 instead of 4 for
- * 32-bit keys, 6 instead of 8 for 64-bit) but their 2048 lines and pages do
- * not fit, and each pass cost twice as much; buffering the lines in software
- * did not recover it.  -DGS_CPU_DIGIT_BITS=11 builds that variant for the
- * comparison.  Up to GS_CPU_INSERTION_MAX elements, insertion sort on the
- * ordered keys (stable: a key only moves past strictly larger ones) beats
- * clearing and scanning the histograms.
+ * Tuning; bench/NOTES-cpu.md has the measurements.  Digits of 8 bits (256
+ * buckets) or 11 bits (2048): 11-bit digits need fewer passes, 3 instead of 4
+ * for 32-bit keys and 6 instead of 8 for 64-bit, and win by 15-20% while the
+ * data (keys, and positions for an argsort) fit in about 4 MiB of cache.
+ * Beyond that a scatter into 2048 lines and pages is more than twice as slow
+ * as one into 256, whose lines stay in L1 and combine the writes there, and
+ * 8-bit digits win by 25-35%.  Below 4096 elements clearing and scanning the
+ * larger histograms costs more than the pass saved.  16-bit keys take 2
+ * passes either way and stay at 8 bits.  Up to GS_CPU_INSERTION_MAX
+ * elements, insertion sort on the ordered keys (stable: a key only moves
+ * past strictly larger ones) beats any histogram.
+ * -DGS_CPU_FORCE_DIGIT_BITS=8 or 11 fixes the digit size of 32- and 64-bit
+ * keys, to repeat the comparison.
  */
-#ifndef GS_CPU_DIGIT_BITS
-#define GS_CPU_DIGIT_BITS	8
-#endif
-#ifndef GS_CPU_INSERTION_MAX
+#define GS_CPU_NARROW_BITS	8
+#define GS_CPU_WIDE_BITS	11
+#define GS_CPU_WIDE_MIN_N	4096
+#define GS_CPU_WIDE_MAX_BYTES ((size_t) 4 << 20)
 #define GS_CPU_INSERTION_MAX 64
-#endif
-#if GS_CPU_DIGIT_BITS < 4 || GS_CPU_DIGIT_BITS > 16
-#error "GS_CPU_DIGIT_BITS must be between 4 and 16"
-#endif
 
-#define GS_CPU_RADIX		((size_t) 1 << GS_CPU_DIGIT_BITS)
-#define GS_CPU_MAX_DIGITS	((64 + GS_CPU_DIGIT_BITS - 1) / GS_CPU_DIGIT_BITS)
-#define GS_CPU_DIGITS(width) ((int) ((8 * (width) + GS_CPU_DIGIT_BITS - 1) / GS_CPU_DIGIT_BITS))
+#define GS_CPU_MAX_DIGITS	(64 / GS_CPU_NARROW_BITS)
+#define GS_CPU_DIGITS(width, bits) ((int) ((8 * (width) + (bits) - 1) / (bits)))
 #define GS_CPU_CHUNK		((size_t) 1 << 20)	/* elements between interrupt polls */
 #define GS_CPU_ALIGN		64	/* scratch regions start on cache lines */
 
 /* Largest n whose scratch size cannot overflow size_t. */
 #define GS_CPU_MAX_N		(SIZE_MAX / 32)
+
+/* Digit bits for n keys of this width (bytes), sorted alone or with positions. */
+static int
+gs_cpu_digit_bits(size_t width, size_t n, bool argsort)
+{
+	size_t		bytes_per_element = width + (argsort ? sizeof(uint32_t) : 0);
+
+	if (width == 2)
+		return GS_CPU_NARROW_BITS;
+#ifdef GS_CPU_FORCE_DIGIT_BITS
+	(void) n;
+	(void) bytes_per_element;
+	return GS_CPU_FORCE_DIGIT_BITS;
+#else
+	if (n >= GS_CPU_WIDE_MIN_N && n <= GS_CPU_WIDE_MAX_BYTES / bytes_per_element)
+		return GS_CPU_WIDE_BITS;
+	return GS_CPU_NARROW_BITS;
+#endif
+}
 
 /* ------------------------------------------------------------------------
  * Scratch layout.  gs_cpu_scratch_bytes and the sorts both derive it from
@@ -79,15 +97,17 @@ gs_cpu_round_up(size_t bytes)
 static void
 gs_cpu_layout_make(size_t width, size_t n, bool argsort, gs_cpu_layout *l)
 {
-	size_t		ndigits = GS_CPU_DIGITS(width);
+	int			bits = gs_cpu_digit_bits(width, n, argsort);
+	size_t		ndigits = GS_CPU_DIGITS(width, bits);
+	size_t		radix = (size_t) 1 << bits;
 	size_t		at = 0;
 
 	l->counts = at;
-	at += gs_cpu_round_up(ndigits * GS_CPU_RADIX * sizeof(size_t));
+	at += gs_cpu_round_up(ndigits * radix * sizeof(size_t));
 	l->chunk_counts = at;
-	at += gs_cpu_round_up(ndigits * GS_CPU_RADIX * sizeof(uint32_t));
+	at += gs_cpu_round_up(ndigits * radix * sizeof(uint32_t));
 	l->offsets = at;
-	at += gs_cpu_round_up(GS_CPU_RADIX * sizeof(size_t));
+	at += gs_cpu_round_up(radix * sizeof(size_t));
 	l->keys0 = at;
 	at += gs_cpu_round_up(n * width);
 	l->keys1 = at;
@@ -175,6 +195,7 @@ typedef struct gs_cpu_sorter
 	bool		is_float;
 	bool		descending;
 	size_t		n;
+	int			bits;			/* digit bits: selects the instantiation */
 	size_t	   *counts;
 	uint32_t   *chunk_counts;
 	size_t	   *offsets;
@@ -206,15 +227,17 @@ gs_cpu_chunk_end(const gs_cpu_sorter *s, size_t begin)
  * interrupted.
  */
 static GS_ALWAYS_INLINE bool
-gs_cpu_histogram(gs_cpu_sorter *s, const void *src, void *fused_dst, bool *in_order, size_t width)
+gs_cpu_histogram(gs_cpu_sorter *s, const void *src, void *fused_dst, bool *in_order,
+				 size_t width, int bits)
 {
-	const int	ndigits = GS_CPU_DIGITS(width);
-	const uint64_t mask = GS_CPU_RADIX - 1;
+	const int	ndigits = GS_CPU_DIGITS(width, bits);
+	const size_t radix = (size_t) 1 << bits;
+	const uint64_t mask = radix - 1;
 	uint64_t	prev = 0;
 	bool		unordered = false;
 	size_t		begin;
 
-	memset(s->counts, 0, ndigits * GS_CPU_RADIX * sizeof(size_t));
+	memset(s->counts, 0, ndigits * radix * sizeof(size_t));
 	for (begin = 0; begin < s->n; begin += GS_CPU_CHUNK)
 	{
 		size_t		end = gs_cpu_chunk_end(s, begin);
@@ -222,7 +245,7 @@ gs_cpu_histogram(gs_cpu_sorter *s, const void *src, void *fused_dst, bool *in_or
 		size_t		i;
 		int			d;
 
-		memset(c, 0, ndigits * GS_CPU_RADIX * sizeof(uint32_t));
+		memset(c, 0, ndigits * radix * sizeof(uint32_t));
 		for (i = begin; i < end; i++)
 		{
 			uint64_t	k = gs_cpu_to_key(gs_cpu_load(src, i, width), width, s->is_float, s->descending);
@@ -232,11 +255,11 @@ gs_cpu_histogram(gs_cpu_sorter *s, const void *src, void *fused_dst, bool *in_or
 			/* unrolled (halves the time at -O2): a shift, a mask and an add per digit */
 #pragma GCC unroll 8
 			for (d = 0; d < ndigits; d++)
-				c[d * GS_CPU_RADIX + ((k >> (d * GS_CPU_DIGIT_BITS)) & mask)]++;
+				c[d * radix + ((k >> (d * bits)) & mask)]++;
 			unordered |= k < prev;
 			prev = k;
 		}
-		for (i = 0; i < ndigits * GS_CPU_RADIX; i++)
+		for (i = 0; i < ndigits * radix; i++)
 			s->counts[i] += c[i];
 		if (gs_cpu_interrupted(s))
 			return false;
@@ -251,9 +274,10 @@ gs_cpu_histogram(gs_cpu_sorter *s, const void *src, void *fused_dst, bool *in_or
  * Input already in order needs none.
  */
 static GS_ALWAYS_INLINE void
-gs_cpu_plan(gs_cpu_sorter *s, const void *src, bool in_order, size_t width)
+gs_cpu_plan(gs_cpu_sorter *s, const void *src, bool in_order, size_t width, int bits)
 {
-	const int	ndigits = GS_CPU_DIGITS(width);
+	const int	ndigits = GS_CPU_DIGITS(width, bits);
+	const size_t radix = (size_t) 1 << bits;
 	uint64_t	k0 = gs_cpu_to_key(gs_cpu_load(src, 0, width), width, s->is_float, s->descending);
 	int			d;
 
@@ -262,9 +286,9 @@ gs_cpu_plan(gs_cpu_sorter *s, const void *src, bool in_order, size_t width)
 		return;
 	for (d = 0; d < ndigits; d++)
 	{
-		size_t		bucket = (k0 >> (d * GS_CPU_DIGIT_BITS)) & (GS_CPU_RADIX - 1);
+		size_t		bucket = (k0 >> (d * bits)) & (radix - 1);
 
-		if (s->counts[d * GS_CPU_RADIX + bucket] != s->n)
+		if (s->counts[d * radix + bucket] != s->n)
 			s->pass_digit[s->npasses++] = d;
 	}
 }
@@ -281,10 +305,10 @@ static GS_ALWAYS_INLINE void
 gs_cpu_scatter_range(const gs_cpu_sorter *s, int digit,
 					 const void *restrict src, const uint32_t *restrict src_pos,
 					 void *restrict dst, uint32_t *restrict dst_pos,
-					 size_t begin, size_t end, size_t width, bool src_raw, bool dst_raw)
+					 size_t begin, size_t end, size_t width, int bits, bool src_raw, bool dst_raw)
 {
-	const int	shift = digit * GS_CPU_DIGIT_BITS;
-	const uint64_t mask = GS_CPU_RADIX - 1;
+	const int	shift = digit * bits;
+	const uint64_t mask = ((uint64_t) 1 << bits) - 1;
 	size_t	   *restrict offsets = s->offsets;
 	size_t		i;
 
@@ -311,15 +335,16 @@ gs_cpu_scatter_range(const gs_cpu_sorter *s, int digit,
 static GS_ALWAYS_INLINE bool
 gs_cpu_scatter(gs_cpu_sorter *s, int digit,
 			   const void *src, const uint32_t *src_pos, void *dst, uint32_t *dst_pos,
-			   bool src_raw, bool dst_raw, size_t width)
+			   bool src_raw, bool dst_raw, size_t width, int bits)
 {
-	const size_t *c = s->counts + digit * GS_CPU_RADIX;
+	const size_t radix = (size_t) 1 << bits;
+	const size_t *c = s->counts + digit * radix;
 	size_t		sum = 0;
 	size_t		b,
 				begin;
 
 	/* bucket write positions: exclusive prefix sum of the digit's histogram */
-	for (b = 0; b < GS_CPU_RADIX; b++)
+	for (b = 0; b < radix; b++)
 	{
 		s->offsets[b] = sum;
 		sum += c[b];
@@ -330,13 +355,13 @@ gs_cpu_scatter(gs_cpu_sorter *s, int digit,
 		size_t		end = gs_cpu_chunk_end(s, begin);
 
 		if (src_raw && dst_raw)
-			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, true, true);
+			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, bits, true, true);
 		else if (src_raw)
-			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, true, false);
+			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, bits, true, false);
 		else if (dst_raw)
-			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, false, true);
+			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, bits, false, true);
 		else
-			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, false, false);
+			gs_cpu_scatter_range(s, digit, src, src_pos, dst, dst_pos, begin, end, width, bits, false, false);
 		if (gs_cpu_interrupted(s))
 			return false;
 	}
@@ -352,22 +377,22 @@ gs_cpu_scatter(gs_cpu_sorter *s, int digit,
  * between keys and tmp; for the last one to land in keys, an even number of
  * passes starts from keys and an odd number from tmp, which must then hold
  * the ordered keys already.  The histogram read writes them there when the
- * digit count is odd (the likely pass count: never with 8-bit digits), and a
- * copy is made only when skipped digits leave an odd count after all.
+ * digit count is odd (3 digits of 11 bits for 32-bit keys), the likely pass
+ * count, and a copy is made only when skipped digits change the parity.
  */
 static GS_ALWAYS_INLINE bool
-gs_cpu_radix_sort(gs_cpu_sorter *s, void *keys, void *tmp, size_t width)
+gs_cpu_radix_sort(gs_cpu_sorter *s, void *keys, void *tmp, size_t width, int bits)
 {
-	bool		fused = (GS_CPU_DIGITS(width) & 1) != 0;
+	bool		fused = (GS_CPU_DIGITS(width, bits) & 1) != 0;
 	bool		in_order;
 	void	   *src = keys;
 	void	   *dst = tmp;
 	bool		src_raw = true;
 	int			p;
 
-	if (!gs_cpu_histogram(s, keys, fused ? tmp : NULL, &in_order, width))
+	if (!gs_cpu_histogram(s, keys, fused ? tmp : NULL, &in_order, width, bits))
 		return false;
-	gs_cpu_plan(s, keys, in_order, width);
+	gs_cpu_plan(s, keys, in_order, width, bits);
 	if (s->npasses == 0)
 		return true;			/* the input is the answer */
 
@@ -399,7 +424,7 @@ gs_cpu_radix_sort(gs_cpu_sorter *s, void *keys, void *tmp, size_t width)
 		void	   *t;
 
 		if (!gs_cpu_scatter(s, s->pass_digit[p], src, NULL, dst, NULL,
-							src_raw, p == s->npasses - 1, width))
+							src_raw, p == s->npasses - 1, width, bits))
 			return false;
 		t = src;
 		src = dst;
@@ -420,7 +445,7 @@ gs_cpu_radix_sort(gs_cpu_sorter *s, void *keys, void *tmp, size_t width)
  */
 static GS_ALWAYS_INLINE bool
 gs_cpu_radix_argsort(gs_cpu_sorter *s, const void *keys, uint32_t *perm, void *sorted_keys,
-					 void *keys0, void *keys1, uint32_t *positions, size_t width)
+					 void *keys0, void *keys1, uint32_t *positions, size_t width, int bits)
 {
 	void	   *set_keys[2];
 	uint32_t   *set_pos[2];
@@ -429,9 +454,9 @@ gs_cpu_radix_argsort(gs_cpu_sorter *s, const void *keys, uint32_t *perm, void *s
 	bool		in_order;
 	int			p;
 
-	if (!gs_cpu_histogram(s, keys, NULL, &in_order, width))
+	if (!gs_cpu_histogram(s, keys, NULL, &in_order, width, bits))
 		return false;
-	gs_cpu_plan(s, keys, in_order, width);
+	gs_cpu_plan(s, keys, in_order, width, bits);
 	if (s->npasses == 0)
 	{
 		size_t		i;
@@ -454,7 +479,7 @@ gs_cpu_radix_argsort(gs_cpu_sorter *s, const void *keys, uint32_t *perm, void *s
 
 		if (!gs_cpu_scatter(s, s->pass_digit[p], src, src_pos,
 							last ? sorted_keys : set_keys[set], set_pos[set],
-							p == 0, last, width))
+							p == 0, last, width, bits))
 			return false;
 		src = set_keys[set];
 		src_pos = set_pos[set];
@@ -509,21 +534,24 @@ gs_cpu_insertion_argsort(const void *keys, size_t n, bool is_float, bool descend
 }
 
 /* ------------------------------------------------------------------------
- * The three instantiations, one per key width.
+ * Instantiations: the radix sorts per (key width, digit bits) in use, the
+ * insertion sorts per width.
  * ------------------------------------------------------------------------ */
 
-#define GS_CPU_INSTANTIATE(W) \
+#define GS_CPU_INSTANTIATE_RADIX(W, B) \
 static bool \
-gs_cpu_radix_sort_##W(gs_cpu_sorter *s, void *keys, void *tmp) \
+gs_cpu_radix_sort_##W##_##B(gs_cpu_sorter *s, void *keys, void *tmp) \
 { \
-	return gs_cpu_radix_sort(s, keys, tmp, W); \
+	return gs_cpu_radix_sort(s, keys, tmp, W, B); \
 } \
 static bool \
-gs_cpu_radix_argsort_##W(gs_cpu_sorter *s, const void *keys, uint32_t *perm, \
-						 void *sorted_keys, void *keys0, void *keys1, uint32_t *positions) \
+gs_cpu_radix_argsort_##W##_##B(gs_cpu_sorter *s, const void *keys, uint32_t *perm, \
+							   void *sorted_keys, void *keys0, void *keys1, uint32_t *positions) \
 { \
-	return gs_cpu_radix_argsort(s, keys, perm, sorted_keys, keys0, keys1, positions, W); \
-} \
+	return gs_cpu_radix_argsort(s, keys, perm, sorted_keys, keys0, keys1, positions, W, B); \
+}
+
+#define GS_CPU_INSTANTIATE_INSERTION(W) \
 static void \
 gs_cpu_insertion_sort_##W(void *keys, size_t n, bool is_float, bool descending) \
 { \
@@ -536,9 +564,14 @@ gs_cpu_insertion_argsort_##W(const void *keys, size_t n, bool is_float, bool des
 	gs_cpu_insertion_argsort(keys, n, is_float, descending, perm, sorted_keys, W); \
 }
 
-GS_CPU_INSTANTIATE(2)
-GS_CPU_INSTANTIATE(4)
-GS_CPU_INSTANTIATE(8)
+GS_CPU_INSTANTIATE_RADIX(2, 8)
+GS_CPU_INSTANTIATE_RADIX(4, 8)
+GS_CPU_INSTANTIATE_RADIX(4, 11)
+GS_CPU_INSTANTIATE_RADIX(8, 8)
+GS_CPU_INSTANTIATE_RADIX(8, 11)
+GS_CPU_INSTANTIATE_INSERTION(2)
+GS_CPU_INSTANTIATE_INSERTION(4)
+GS_CPU_INSTANTIATE_INSERTION(8)
 
 /* ------------------------------------------------------------------------
  * The API.
@@ -572,6 +605,7 @@ gs_cpu_sorter_init(gs_cpu_sorter *s, gs_type type, size_t n, bool descending, vo
 	s->is_float = type == GS_FLOAT4 || type == GS_FLOAT8;
 	s->descending = descending;
 	s->n = n;
+	s->bits = gs_cpu_digit_bits(s->width, n, argsort);
 	gs_cpu_layout_make(s->width, n, argsort, l);
 	s->counts = (size_t *) (*base + l->counts);
 	s->chunk_counts = (uint32_t *) (*base + l->chunk_counts);
@@ -614,11 +648,13 @@ gs_cpu_sort(gs_type type, void *keys, size_t n, bool descending,
 
 	gs_cpu_sorter_init(&s, type, n, descending, scratch, false, interrupt, interrupt_arg, &l, &base);
 	if (width == 2)
-		done = gs_cpu_radix_sort_2(&s, keys, base + l.keys0);
+		done = gs_cpu_radix_sort_2_8(&s, keys, base + l.keys0);
 	else if (width == 4)
-		done = gs_cpu_radix_sort_4(&s, keys, base + l.keys0);
+		done = s.bits == GS_CPU_WIDE_BITS ? gs_cpu_radix_sort_4_11(&s, keys, base + l.keys0) :
+			gs_cpu_radix_sort_4_8(&s, keys, base + l.keys0);
 	else
-		done = gs_cpu_radix_sort_8(&s, keys, base + l.keys0);
+		done = s.bits == GS_CPU_WIDE_BITS ? gs_cpu_radix_sort_8_11(&s, keys, base + l.keys0) :
+			gs_cpu_radix_sort_8_8(&s, keys, base + l.keys0);
 	if (!done)
 		return gs_fail(err, GS_ERR_INTERRUPTED, "cpu sort interrupted");
 	return GS_OK;
@@ -665,15 +701,16 @@ gs_cpu_argsort(gs_type type, const void *keys, size_t n, bool descending,
 		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "scratch is null for %zu elements", n);
 
 	gs_cpu_sorter_init(&s, type, n, descending, scratch, true, interrupt, interrupt_arg, &l, &base);
+#define GS_CPU_ARGSORT(W, B) \
+	gs_cpu_radix_argsort_##W##_##B(&s, keys, perm, sorted_keys, base + l.keys0, base + l.keys1, \
+								   (uint32_t *) (base + l.positions))
 	if (width == 2)
-		done = gs_cpu_radix_argsort_2(&s, keys, perm, sorted_keys, base + l.keys0, base + l.keys1,
-									  (uint32_t *) (base + l.positions));
+		done = GS_CPU_ARGSORT(2, 8);
 	else if (width == 4)
-		done = gs_cpu_radix_argsort_4(&s, keys, perm, sorted_keys, base + l.keys0, base + l.keys1,
-									  (uint32_t *) (base + l.positions));
+		done = s.bits == GS_CPU_WIDE_BITS ? GS_CPU_ARGSORT(4, 11) : GS_CPU_ARGSORT(4, 8);
 	else
-		done = gs_cpu_radix_argsort_8(&s, keys, perm, sorted_keys, base + l.keys0, base + l.keys1,
-									  (uint32_t *) (base + l.positions));
+		done = s.bits == GS_CPU_WIDE_BITS ? GS_CPU_ARGSORT(8, 11) : GS_CPU_ARGSORT(8, 8);
+#undef GS_CPU_ARGSORT
 	if (!done)
 		return gs_fail(err, GS_ERR_INTERRUPTED, "cpu argsort interrupted");
 	return GS_OK;
