@@ -34,7 +34,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-cpu_model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+cpu_model=$( { lscpu 2>/dev/null || true; } | sed -n 's/^Model name: *//p' | head -1)
+[ -n "$cpu_model" ] || cpu_model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -1 || true)
 cores=$(nproc)
 if [ -z "$host" ]; then
 	# the machine's kind rather than its (throwaway) name: CPU model and cores
