@@ -8,12 +8,26 @@
 #include "gpusort.h"
 #include "internal.h"
 
-/* What GS_ALGO_AUTO runs: the radix sort until another measures faster. */
+/*
+ * What GS_ALGO_AUTO runs, from bench_comparison on the H100 (2026-11-23,
+ * bench/results/comparison-h100-2026-11-23.md): a sort costs at least one
+ * launch, and the radix sort's several launches put a floor of about 50 us
+ * under it (75 us for 64-bit keys), so small sorts go to the single-block
+ * bitonic sort (one launch) and then to the merge sort, whose passes are few
+ * while the array is small.  64-bit keys keep the merge sort longer (the
+ * radix sort needs eight digit passes for them).  Argsort thresholds are
+ * lower: the radix sort carries values more cheaply.
+ */
 static gs_algorithm
-gs_gpu_auto_algorithm(gs_type type, size_t n)
+gs_gpu_auto_algorithm(gs_type type, size_t n, bool argsort)
 {
-	(void) type;
-	(void) n;
+	size_t		merge_max = gs_type_size(type) == 8 && !argsort ? ((size_t) 1 << 22) :
+		gs_type_size(type) == 4 && !argsort ? ((size_t) 1 << 17) : ((size_t) 1 << 16);
+
+	if (n <= 1024)
+		return GS_ALGO_BITONIC;
+	if (n <= merge_max)
+		return GS_ALGO_MERGE;
 	return GS_ALGO_RADIX;
 }
 
@@ -60,7 +74,7 @@ gs_gpu_sort(gs_gpu_sort_args *args, gs_error *err)
 		return s;
 
 	algo = args->algorithm == GS_ALGO_AUTO ?
-		gs_gpu_auto_algorithm(args->type, args->n) : args->algorithm;
+		gs_gpu_auto_algorithm(args->type, args->n, args->values[0] != NULL) : args->algorithm;
 	args->algorithm_used = algo;
 	args->result_selector = 0;
 	if (args->n <= 1)
