@@ -23,7 +23,8 @@ PG_FUNCTION_INFO_V1(gpu_argsort);
 
 bool
 gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
-					   ArrayType **array, bool *descending, bool *nulls_first)
+					   ArrayType **array, bool *owned,
+					   bool *descending, bool *nulls_first)
 {
 	ArrayType  *a;
 
@@ -38,7 +39,7 @@ gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 	if (PG_ARGISNULL(0))
 		return false;
 
-	a = PG_GETARG_ARRAYTYPE_P(0);
+	a = gpusort_getarg_array(fcinfo, 0, owned);
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -94,7 +95,7 @@ gpusort_new_array(Oid elemtype, int16 typlen, int64 nvalues, int64 nnulls,
 						   nitems, (Size) MaxArraySize, (Size) MaxAllocSize)));
 
 	/* the data area is the caller's to fill: zero only the header and bitmap */
-	result = (ArrayType *) palloc(nbytes);
+	result = (ArrayType *) gpusort_alloc_large(nbytes);
 	memset(result, 0, overhead);
 	SET_VARSIZE(result, nbytes);
 	result->ndim = 1;
@@ -170,8 +171,26 @@ fill_from_array(void *dest, void *arg)
 	compact_array((ArrayType *) arg, (char *) dest, NULL, NULL);
 }
 
+/* An owned copy sorted in place, and the argument it came from. */
+typedef struct InPlaceSort
+{
+	ArrayType  *copy;
+	Datum		datum;
+} InPlaceSort;
+
+/* A sort that stopped early left the copy undefined: read the argument again. */
+static void
+refill_in_place(void *dest, void *arg)
+{
+	InPlaceSort *in_place = (InPlaceSort *) arg;
+
+	gpusort_refetch_array(in_place->datum, in_place->copy);
+	Assert(ARR_DATA_PTR(in_place->copy) == (char *) dest);
+}
+
 ArrayType *
-gpusort_sort_array(ArrayType *array, bool descending, bool nulls_first)
+gpusort_sort_array(ArrayType *array, bool owned, Datum datum,
+				   bool descending, bool nulls_first)
 {
 	Oid			elemtype = ARR_ELEMTYPE(array);
 	gs_type		type = gpusort_type_from_oid(elemtype);
@@ -185,6 +204,23 @@ gpusort_sort_array(ArrayType *array, bool descending, bool nulls_first)
 		return construct_empty_array(elemtype);
 
 	nnulls = gpusort_count_nulls(array, nitems);
+	if (owned && nnulls == 0)
+	{
+		/* sort the function's own copy where it is: no second copy of the array */
+		InPlaceSort in_place = {array, datum};
+
+		memset(&job, 0, sizeof(job));
+		job.type = type;
+		job.n = (size_t) nitems;
+		job.descending = descending;
+		job.dest = ARR_DATA_PTR(array);
+		job.dest_filled = true;
+		job.fill = refill_in_place;
+		job.fill_arg = &in_place;
+		gpusort_run(&job);
+		ARR_LBOUND(array)[0] = 1;
+		return array;
+	}
 	result = gpusort_new_array(elemtype, typlen, nitems - nnulls, nnulls, nulls_first, "gpu_sort");
 
 	memset(&job, 0, sizeof(job));
@@ -210,12 +246,14 @@ Datum
 gpu_sort(PG_FUNCTION_ARGS)
 {
 	ArrayType  *array;
+	bool		owned;
 	bool		descending;
 	bool		nulls_first;
 
-	if (!gpusort_get_array_args(fcinfo, "gpu_sort", &array, &descending, &nulls_first))
+	if (!gpusort_get_array_args(fcinfo, "gpu_sort", &array, &owned, &descending, &nulls_first))
 		PG_RETURN_NULL();
-	PG_RETURN_ARRAYTYPE_P(gpusort_sort_array(array, descending, nulls_first));
+	PG_RETURN_ARRAYTYPE_P(gpusort_sort_array(array, owned, PG_GETARG_DATUM(0),
+											 descending, nulls_first));
 }
 
 /*
@@ -229,6 +267,7 @@ Datum
 gpu_argsort(PG_FUNCTION_ARGS)
 {
 	ArrayType  *array;
+	bool		owned;
 	bool		descending;
 	bool		nulls_first;
 	gs_type		type;
@@ -243,7 +282,7 @@ gpu_argsort(PG_FUNCTION_ARGS)
 	GpusortJob	job;
 	int64		i;
 
-	if (!gpusort_get_array_args(fcinfo, "gpu_argsort", &array, &descending, &nulls_first))
+	if (!gpusort_get_array_args(fcinfo, "gpu_argsort", &array, &owned, &descending, &nulls_first))
 		PG_RETURN_NULL();
 
 	type = gpusort_type_from_oid(ARR_ELEMTYPE(array));
@@ -268,10 +307,9 @@ gpu_argsort(PG_FUNCTION_ARGS)
 	else
 	{
 		/* the keys packed, each one's position, and the NULLs' subscripts in place */
-		char	   *keys = MemoryContextAllocHuge(CurrentMemoryContext,
-												  Max(n * gs_type_size(type), 1));
+		char	   *keys = gpusort_alloc_large(Max(n * gs_type_size(type), 1));
 
-		positions = MemoryContextAllocHuge(CurrentMemoryContext, Max(n * sizeof(uint32), 1));
+		positions = gpusort_alloc_large(Max(n * sizeof(uint32), 1));
 		compact_array(array, keys, positions,
 					  nulls_first ? subscripts : subscripts + n);
 		job.source = keys;

@@ -165,11 +165,17 @@ gpusort_proc_exit(int code, Datum arg)
 	gs_device_release();
 }
 
-/* Polled by the library between passes and chunks; must not longjmp, so it only asks. */
+/*
+ * Polled by the library between passes and chunks; must not longjmp, so it
+ * only asks.  It stops a sort for the interrupts that end in an ERROR or
+ * FATAL (a cancel, statement_timeout, a terminate), not for the benign ones
+ * (a barrier, a memory-context dump request), which the next
+ * CHECK_FOR_INTERRUPTS after the sort handles without a restart.
+ */
 static bool
 gpusort_interrupt_pending(void *arg)
 {
-	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+	return (QueryCancelPending || ProcDiePending) && INTERRUPTS_CAN_BE_PROCESSED();
 }
 
 static double
@@ -197,10 +203,15 @@ record_run(const GpusortJob *job, int device, gs_algorithm algorithm,
 	gpusort_last.total_ms = total_ms;
 }
 
-/* Puts the elements to sort into dest (a sort, not an argsort). */
+/*
+ * Puts the elements to sort into dest (a sort, not an argsort) for try
+ * number attempt (0 first).
+ */
 static void
-fill_dest(const GpusortJob *job)
+fill_dest(const GpusortJob *job, int attempt)
 {
+	if (job->dest_filled && attempt == 0)
+		return;
 	if (job->source != NULL)
 		memcpy(job->dest, job->source, job->n * gs_type_size(job->type));
 	else
@@ -356,7 +367,7 @@ run_gpu(const GpusortJob *job, int device)
 	hjob.interrupt = gpusort_interrupt_pending;
 	hjob.interrupt_arg = NULL;
 
-	for (;;)
+	for (int attempt = 0;; attempt++)
 	{
 		instr_time	start;
 		double		fill_ms = 0;
@@ -366,7 +377,7 @@ run_gpu(const GpusortJob *job, int device)
 			hjob.input = job->source;
 		else
 		{
-			job->fill(job->dest, job->fill_arg);
+			fill_dest(job, attempt);
 			hjob.input = job->dest;
 			fill_ms = elapsed_ms(start);
 		}
@@ -413,8 +424,12 @@ run_gpu(const GpusortJob *job, int device)
 	}
 }
 
+/*
+ * Sorts on the CPU.  first_attempt is 0, or 1 after a GPU try that may have
+ * left an in-place dest undefined.
+ */
 static void
-run_cpu(const GpusortJob *job)
+run_cpu(const GpusortJob *job, int first_attempt)
 {
 	size_t		scratch_bytes;
 	void	   *scratch;
@@ -427,16 +442,16 @@ run_cpu(const GpusortJob *job)
 
 	INSTR_TIME_SET_CURRENT(total_start);
 	scratch_bytes = gs_cpu_scratch_bytes(job->type, job->n, argsort);
-	scratch = MemoryContextAllocHuge(CurrentMemoryContext, Max(scratch_bytes, 1));
+	scratch = gpusort_alloc_large(Max(scratch_bytes, 1));
 
-	for (;;)
+	for (int attempt = first_attempt;; attempt++)
 	{
 		instr_time	start;
 		instr_time	sort_start;
 
 		INSTR_TIME_SET_CURRENT(start);
 		if (!argsort)
-			fill_dest(job);
+			fill_dest(job, attempt);
 		copy_ms = elapsed_ms(start);
 
 		INSTR_TIME_SET_CURRENT(sort_start);
@@ -456,7 +471,10 @@ run_cpu(const GpusortJob *job)
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}
-		elog(ERROR, "gpusort: CPU sort failed: %s", err.message);
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("the CPU sort failed"),
+				 errdetail("The sorting library reported: %s.", err.message)));
 	}
 
 	pfree(scratch);
@@ -479,13 +497,14 @@ gpusort_run(const GpusortJob *job)
 		if (job->perm != NULL)
 			job->perm[0] = 0;
 		else
-			fill_dest(job);
+			fill_dest(job, 0);
 		record_run(job, device, device >= 0 ? (gs_algorithm) gpusort_algorithm : GS_ALGO_RADIX,
 				   0, 0, 0, 0);
 		return;
 	}
 
-	if (device >= 0 && run_gpu(job, device))
-		return;
-	run_cpu(job);
+	if (device < 0)
+		run_cpu(job, 0);
+	else if (!run_gpu(job, device))
+		run_cpu(job, 1);
 }

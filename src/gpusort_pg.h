@@ -51,6 +51,8 @@ typedef struct GpusortJob
 	void		(*fill) (void *dest, void *arg);
 	void	   *fill_arg;
 	void	   *dest;
+	bool		dest_filled;	/* dest holds the elements already for the first
+								 * try (an in-place sort); fill refills it */
 	uint32	   *perm;
 } GpusortJob;
 
@@ -88,7 +90,8 @@ extern gs_type gpusort_type_from_oid(Oid elemtype);
  * descending or a multidimensional array.  nulls_first NULL follows ORDER BY.
  */
 extern bool gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
-								   ArrayType **array, bool *descending, bool *nulls_first);
+								   ArrayType **array, bool *owned,
+								   bool *descending, bool *nulls_first);
 
 /*
  * Allocates a one-dimensional array with lower bound 1 of nvalues non-NULL
@@ -104,10 +107,31 @@ extern ArrayType *gpusort_new_array(Oid elemtype, int16 typlen, int64 nvalues,
 extern int64 gpusort_count_nulls(ArrayType *array, int nitems);
 
 /*
- * The sorted copy of array (1-D, any lower bound, NULLs allowed) as a new
- * array in CurrentMemoryContext: what gpu_sort returns, and what
- * gpu_sort_rows walks through.
+ * The sorted form of array (1-D, any lower bound, NULLs allowed): what
+ * gpu_sort returns, and what gpu_sort_rows walks through.  When owned (the
+ * array is the function's own copy of argument datum) and it has no NULLs,
+ * the sort runs in place and returns array itself with lower bound 1;
+ * otherwise it returns a new array in CurrentMemoryContext.
  */
-extern ArrayType *gpusort_sort_array(ArrayType *array, bool descending, bool nulls_first);
+extern ArrayType *gpusort_sort_array(ArrayType *array, bool owned, Datum datum,
+									 bool descending, bool nulls_first);
+
+/* memory.c */
+
+/*
+ * MemoryContextAllocHuge in CurrentMemoryContext, with transparent huge pages
+ * asked for when the buffer is large: first touches cost far less.
+ */
+extern void *gpusort_alloc_large(Size size);
+
+/*
+ * Argument argno as a flat array.  A stored uncompressed array is read from
+ * its TOAST table into a buffer of gpusort_alloc_large.  *owned says whether
+ * the result is a copy the function may modify (and return).
+ */
+extern ArrayType *gpusort_getarg_array(FunctionCallInfo fcinfo, int argno, bool *owned);
+
+/* Reads argument datum again into copy, an owned copy that was modified. */
+extern void gpusort_refetch_array(Datum datum, ArrayType *copy);
 
 #endif							/* GPUSORT_PG_H */

@@ -41,6 +41,7 @@ gpu_sort_rows(PG_FUNCTION_ARGS)
 		MemoryContext oldcontext;
 		ArrayType  *array;
 		ArrayType  *sorted;
+		bool		owned;
 		bool		descending;
 		bool		nulls_first;
 		bool		isnull;
@@ -49,15 +50,16 @@ gpu_sort_rows(PG_FUNCTION_ARGS)
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 
 		state = (RowsState *) palloc0(sizeof(RowsState));
-		isnull = !gpusort_get_array_args(fcinfo, "gpu_sort_rows", &array,
+		isnull = !gpusort_get_array_args(fcinfo, "gpu_sort_rows", &array, &owned,
 										 &descending, &nulls_first);
 		if (!isnull)
 		{
 			int64		nnulls;
 
-			sorted = gpusort_sort_array(array, descending, nulls_first);
-			if ((Pointer) array != PG_GETARG_POINTER(0))
-				pfree(array);	/* a detoasted copy */
+			sorted = gpusort_sort_array(array, owned, PG_GETARG_DATUM(0),
+										descending, nulls_first);
+			if (owned && sorted != array)
+				pfree(array);	/* our copy, sorted into a new array */
 
 			state->nitems = ArrayGetNItems(ARR_NDIM(sorted), ARR_DIMS(sorted));
 			nnulls = gpusort_count_nulls(sorted, (int) state->nitems);
