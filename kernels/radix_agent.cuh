@@ -207,11 +207,13 @@ struct gs_radix_pass_params
 	const uint32_t *values_in;	/* this portion's first value, or NULL */
 	uint32_t   *values_out;
 	uint32_t	n;				/* keys in this portion */
-	int			shift;			/* the digit's lowest bit */
+	int			digit;			/* which digit: its lowest bit is digit * RADIX_BITS */
 	bool		first;			/* input is raw bits: apply the key transform */
 	bool		last;			/* store raw bits: apply the inverse transform */
 	bool		is_float;
 	bool		descending;
+	const uint32_t *plan;		/* NULL, or the histogram's pass mask: a digit */
+								/* not in it makes this pass a plain copy */
 	const uint32_t *bin_base_in;	/* [BINS] where each digit starts for this portion */
 	uint32_t   *bin_base_out;	/* [BINS] the same for the next portion */
 	uint32_t   *lookback;		/* [tiles][BINS] status words, zero on entry */
@@ -220,6 +222,13 @@ struct gs_radix_pass_params
 	uint32_t   *tile_counter;	/* zero on entry */
 };
 
+/*
+ * One tile, in the order of Onesweep: load; count the digits per warp and
+ * publish the tile's counts at once, so that later tiles rarely wait; rank
+ * each key to its place in the tile and pre-sort the tile in shared memory;
+ * only then look back for the counts of earlier tiles (by now mostly
+ * final); scatter the runs of each digit to the output.
+ */
 template <typename KeyT, bool HAS_VALUES, class Policy>
 struct gs_radix_onesweep_agent
 {
@@ -233,7 +242,6 @@ struct gs_radix_onesweep_agent
 
 	static_assert(THREADS % 32 == 0, "whole warps");
 	static_assert(THREADS >= BINS, "the look-back gives each bin a thread");
-	static_assert(TILE <= 65536, "ranks share a word with the digit");
 
 	typedef gs_radix_key<KeyT> key_ops;
 	typedef cub::BlockScan<uint32_t, THREADS> block_scan;
@@ -250,6 +258,37 @@ struct gs_radix_onesweep_agent
 		uint32_t	tile;
 	};
 
+	static __device__ __forceinline__ uint32_t
+	digit_of(KeyT key, int digit)
+	{
+		return gs_radix_digit<RADIX_BITS>(key, digit * RADIX_BITS);
+	}
+
+	/*
+	 * A pass over a digit that is the same for every key (device-side plan):
+	 * the keys keep their places, so each tile is copied, transformed if this
+	 * is the first or last pass.  No look-back.
+	 */
+	static __device__ __forceinline__ void
+	copy_tile(const gs_radix_pass_params<KeyT> &p)
+	{
+		const uint32_t tile_start = blockIdx.x * (uint32_t) TILE;
+		const uint32_t valid = min((uint32_t) TILE, p.n - tile_start);
+
+		for (uint32_t pos = threadIdx.x; pos < valid; pos += THREADS)
+		{
+			KeyT		key = p.keys_in[tile_start + pos];
+
+			if (p.first)
+				key = key_ops::to_ordered(key, p.is_float, p.descending);
+			if (p.last)
+				key = key_ops::from_ordered(key, p.is_float, p.descending);
+			p.keys_out[tile_start + pos] = key;
+			if (HAS_VALUES)
+				p.values_out[tile_start + pos] = p.values_in[tile_start + pos];
+		}
+	}
+
 	static __device__ __forceinline__ void
 	run(const gs_radix_pass_params<KeyT> &p, unsigned char *smem, static_storage &ss)
 	{
@@ -260,15 +299,9 @@ struct gs_radix_onesweep_agent
 		const int	tid = threadIdx.x;
 		const int	warp = tid / 32;
 		const uint32_t lane = gs_lane_id();
+		uint32_t   *warp_counters = s_counters + warp * BINS;
 
-		/*
-		 * Tiles are numbered in the order blocks start, not by blockIdx, so
-		 * that every tile a block looks back on belongs to a running block.
-		 */
-		if (tid == 0)
-			ss.tile = atomicAdd(p.tile_counter, 1);
-		for (int i = tid; i < WARPS * BINS; i += THREADS)
-			s_counters[i] = 0;
+		/* this launch clears the status words of the next one */
 		if (p.lookback_clear_words != 0)
 		{
 			size_t		chunk = (p.lookback_clear_words + gridDim.x - 1) / gridDim.x;
@@ -278,6 +311,20 @@ struct gs_radix_onesweep_agent
 			for (size_t i = begin + tid; i < end; i += THREADS)
 				p.lookback_clear[i] = 0;
 		}
+		if (p.plan != NULL && !(*p.plan & (1u << p.digit)))
+		{
+			copy_tile(p);
+			return;
+		}
+
+		/*
+		 * Tiles are numbered in the order blocks start, not by blockIdx, so
+		 * that every tile a block looks back on belongs to a running block.
+		 */
+		if (tid == 0)
+			ss.tile = atomicAdd(p.tile_counter, 1);
+		for (int i = tid; i < WARPS * BINS; i += THREADS)
+			s_counters[i] = 0;
 		__syncthreads();
 
 		const uint32_t tile = ss.tile;
@@ -285,7 +332,6 @@ struct gs_radix_onesweep_agent
 		const uint32_t valid = min((uint32_t) TILE, p.n - tile_start);
 		const uint32_t warp_start = warp * WARP_ITEMS;
 		KeyT		keys[ITEMS];
-		uint32_t	ranks[ITEMS];
 
 		/*
 		 * Warp-striped load: item i of a lane is key warp_start + 32 i + lane,
@@ -321,22 +367,16 @@ struct gs_radix_onesweep_agent
 			}
 		}
 
-		uint32_t   *warp_counters = s_counters + warp * BINS;
-
-		/* ranks[i]: the digit in the high half, the rank in the warp in the low */
+		/* early counts: each warp's digit histogram */
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
-		{
-			uint32_t	digit = gs_radix_digit<RADIX_BITS>(keys[i], p.shift);
-
-			ranks[i] = digit << 16 | gs_warp_rank_digit(digit, warp_counters);
-		}
+			atomicAdd(&warp_counters[digit_of(keys[i], p.digit)], 1);
 		__syncthreads();
 
 		/*
-		 * Thread b owns digit b: the warps' counts become warp offsets, the
-		 * tile's count is published for the tiles after it, and the offsets
-		 * of the digit in the tile and in the output are found.
+		 * Thread b owns digit b: it publishes the tile's count, and turns the
+		 * warps' counts into where each warp's keys of the digit start in the
+		 * pre-sorted tile.
 		 */
 		uint32_t	count = 0;
 		uint32_t	local_start;
@@ -362,32 +402,13 @@ struct gs_radix_onesweep_agent
 		block_scan(ss.scan).ExclusiveSum(count, local_start);
 		if (tid < BINS)
 		{
-			uint32_t	before = 0;
-
-			if (tile > 0)
-			{
-				before = gs_lookback_exclusive(p.lookback + tid, tile, BINS);
-				gs_store_relaxed(status, GS_LOOKBACK_INCLUSIVE | (before + real));
-			}
-
-			uint32_t	base = p.bin_base_in[tid] + before;
-
-			s_offset[tid] = base - local_start;
 #pragma unroll
 			for (int w = 0; w < WARPS; w++)
 				s_counters[w * BINS + tid] += local_start;
-			if (tile == gridDim.x - 1)
-				p.bin_base_out[tid] = base + real;
 		}
 		__syncthreads();
 
-		/* local pre-sort: each key to its rank in the tile */
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			ranks[i] = (ranks[i] & 0xFFFF) + warp_counters[ranks[i] >> 16];
-			s_keys[ranks[i]] = keys[i];
-		}
+		/* rank each key to its place in the tile, and put it there */
 		if (HAS_VALUES)
 		{
 			uint32_t	values[ITEMS];
@@ -403,11 +424,41 @@ struct gs_radix_onesweep_agent
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
 			{
-				uint32_t	pos = warp_start + 32 * i + lane;
+				uint32_t	rank = gs_warp_rank_digit<RADIX_BITS, Policy::USE_MATCH_ANY>(
+					digit_of(keys[i], p.digit), warp_counters);
 
-				if (pos < valid)
-					s_values[ranks[i]] = values[i];
+				s_keys[rank] = keys[i];
+				s_values[rank] = values[i];
 			}
+		}
+		else
+		{
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				uint32_t	rank = gs_warp_rank_digit<RADIX_BITS, Policy::USE_MATCH_ANY>(
+					digit_of(keys[i], p.digit), warp_counters);
+
+				s_keys[rank] = keys[i];
+			}
+		}
+
+		/* the counts of all earlier tiles, digit by digit */
+		if (tid < BINS)
+		{
+			uint32_t	before = 0;
+
+			if (tile > 0)
+			{
+				before = gs_lookback_exclusive<Policy::LOOKBACK_WINDOW>(p.lookback + tid, tile, BINS);
+				gs_store_relaxed(status, GS_LOOKBACK_INCLUSIVE | (before + real));
+			}
+
+			uint32_t	base = p.bin_base_in[tid] + before;
+
+			s_offset[tid] = base - local_start;
+			if (tile == gridDim.x - 1)
+				p.bin_base_out[tid] = base + real;
 		}
 		__syncthreads();
 
@@ -420,7 +471,7 @@ struct gs_radix_onesweep_agent
 			if (pos < valid)
 			{
 				KeyT		key = s_keys[pos];
-				uint32_t	dest = s_offset[gs_radix_digit<RADIX_BITS>(key, p.shift)] + pos;
+				uint32_t	dest = s_offset[digit_of(key, p.digit)] + pos;
 
 				p.keys_out[dest] = p.last ? key_ops::from_ordered(key, p.is_float, p.descending) : key;
 				if (HAS_VALUES)

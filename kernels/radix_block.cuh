@@ -106,22 +106,44 @@ gs_lanemask_lt(void)
 }
 
 /*
- * Warp multi-split rank (the "match" ranking of CUB's onesweep, without its
- * early counts): for one item per lane, all lanes of the warp converged,
- * returns how many items with the same digit this warp has ranked before
- * it: those of earlier calls (counted in counters[digit]) plus those of
- * lower lanes in this call.  Calls in item order, lanes in lane order, so
- * the ranks follow input order: the sort stays stable.
- *
- * counters: this warp's BINS counters in shared memory, zero at the start.
- * Only one lane (the highest of each group of equal digits) updates a
- * counter, so there are no write conflicts; the __syncwarp makes the update
+ * The lanes of the warp whose digit equals this lane's (all lanes converged).
+ * One ballot per digit bit: match.any.sync is slower than this for a few
+ * bits on sm_70 and later (CUB makes the same choice).
+ */
+template <int RADIX_BITS, bool USE_MATCH_ANY>
+static __device__ __forceinline__ uint32_t
+gs_warp_match_digit(uint32_t digit)
+{
+	if (USE_MATCH_ANY)
+		return __match_any_sync(0xffffffffu, digit);
+
+	uint32_t	peers = 0xffffffffu;
+
+#pragma unroll
+	for (int b = 0; b < RADIX_BITS; b++)
+	{
+		bool		set = (digit >> b) & 1;
+		uint32_t	votes = __ballot_sync(0xffffffffu, set);
+
+		peers &= set ? votes : ~votes;
+	}
+	return peers;
+}
+
+/*
+ * Warp multi-split rank: for one item per lane, all lanes converged, returns
+ * counters[digit] plus the number of lower lanes with the same digit, and
+ * adds the number of lanes with that digit to counters[digit].  Called item
+ * by item, lanes in lane order, the ranks follow input order: the sort stays
+ * stable.  Only one lane (the highest of each group of equal digits) updates
+ * a counter, so there are no write conflicts; the __syncwarp makes the update
  * visible to whichever lane leads that digit in the next call.
  */
+template <int RADIX_BITS, bool USE_MATCH_ANY>
 static __device__ __forceinline__ uint32_t
 gs_warp_rank_digit(uint32_t digit, uint32_t *counters)
 {
-	uint32_t	peers = __match_any_sync(0xffffffffu, digit);
+	uint32_t	peers = gs_warp_match_digit<RADIX_BITS, USE_MATCH_ANY>(digit);
 	uint32_t	lane = gs_lane_id();
 	uint32_t	leader = 31 - __clz(peers);
 	uint32_t	before = 0;
@@ -166,27 +188,65 @@ gs_store_relaxed(uint32_t *p, uint32_t v)
 /*
  * Looks back from tile (exclusive) through the status words of one digit
  * (stride words apart) and returns the count of that digit in all earlier
- * tiles.  Spins on tiles not yet published: they belong to blocks that took
- * their tile number earlier (tile numbers come from an atomic counter), so
- * they are running and will publish.
+ * tiles.  WINDOW 1 reads one tile per round trip.  A larger WINDOW reads
+ * that many earlier tiles at once (not yet measured on a GPU: see
+ * bench/NOTES-radix.md): tiles start a few tens of
+ * nanoseconds apart and a read costs an L2 round trip of some hundreds, so
+ * the nearest predecessors are still looking back themselves and a walk of
+ * one tile per round trip would grow long.  The words are consumed in order
+ * up to the first inclusive one; a word not yet published (zero) is read
+ * again, from there.  Those tiles belong to blocks that took their tile
+ * number earlier (tile numbers come from an atomic counter), so they are
+ * running and will publish.
  */
+template <int WINDOW>
 static __device__ __forceinline__ uint32_t
 gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride)
 {
 	uint32_t	sum = 0;
-	uint32_t	t = tile;
+	uint32_t	t = tile;		/* tiles t .. tile-1 are summed */
 
-	while (t > 0)
+	if constexpr (WINDOW == 1)
 	{
-		uint32_t	v;
+		/* one tile per round trip */
+		while (t > 0)
+		{
+			uint32_t	v;
 
-		t--;
-		do
-			v = gs_load_relaxed(status + (size_t) t * stride);
-		while ((v & GS_LOOKBACK_FLAGS) == 0);
-		sum += v & GS_LOOKBACK_COUNT;
-		if (v & GS_LOOKBACK_INCLUSIVE)
-			break;
+			t--;
+			do
+				v = gs_load_relaxed(status + (size_t) t * stride);
+			while ((v & GS_LOOKBACK_FLAGS) == 0);
+			sum += v & GS_LOOKBACK_COUNT;
+			if (v & GS_LOOKBACK_INCLUSIVE)
+				break;
+		}
+	}
+	else
+	{
+		while (t > 0)
+		{
+			uint32_t	v[WINDOW];
+			uint32_t	taken = 0;
+			bool		done = false;
+
+#pragma unroll
+			for (int k = 0; k < WINDOW; k++)
+				/* tile 0 is always inclusive: nothing before it is ever needed */
+				v[k] = t > (uint32_t) k ? gs_load_relaxed(status + (size_t) (t - 1 - k) * stride) : GS_LOOKBACK_INCLUSIVE;
+#pragma unroll
+			for (int k = 0; k < WINDOW; k++)
+			{
+				if (done || taken != (uint32_t) k || (v[k] & GS_LOOKBACK_FLAGS) == 0)
+					continue;
+				sum += v[k] & GS_LOOKBACK_COUNT;
+				taken++;
+				done = (v[k] & GS_LOOKBACK_INCLUSIVE) != 0;
+			}
+			if (done)
+				break;
+			t -= taken;
+		}
 	}
 	return sum;
 }

@@ -187,11 +187,22 @@ struct gs_radix_dispatch
 		}
 
 		/*
-		 * 2. read the plan back: the host must know which passes run to
-		 * launch them and to say which buffer ends up sorted.
+		 * 2. which digits vary.  Large sorts read the plan back (one stream
+		 * sync and a 4-byte copy) and launch only those passes.  Small sorts
+		 * cannot afford the round trip: they launch every pass, and a pass
+		 * whose digit is constant reads the plan on the device and copies
+		 * its keys in place of sorting them; the result is then always in
+		 * buffer PASSES % 2 = 0.
 		 */
-		GS_CUDA_CHECK(cudaMemcpyAsync(&plan, temp + l.plan, sizeof(plan), cudaMemcpyDeviceToHost, stream), err);
-		GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
+		const bool	device_plan = (size_t) n + 1 <= Policy::SYNC_MIN_KEYS && l.portions == 1;
+
+		if (device_plan)
+			plan = (1u << PASSES) - 1;
+		else
+		{
+			GS_CUDA_CHECK(cudaMemcpyAsync(&plan, temp + l.plan, sizeof(plan), cudaMemcpyDeviceToHost, stream), err);
+			GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
+		}
 
 		int			active = __builtin_popcount(plan);
 		int			done = 0;
@@ -220,11 +231,12 @@ struct gs_radix_dispatch
 				pp.values_in = HAS_VALUES ? a->values[selector] + start : NULL;
 				pp.values_out = HAS_VALUES ? a->values[selector ^ 1] : NULL;
 				pp.n = count;
-				pp.shift = d * Policy::RADIX_BITS;
+				pp.digit = d;
 				pp.first = done == 0;
 				pp.last = done == active - 1;
 				pp.is_float = is_float;
 				pp.descending = a->descending;
+				pp.plan = device_plan ? (const uint32_t *) (temp + l.plan) : NULL;
 				pp.bin_base_in = bin_base + d * bin_base_pass_stride + (size_t) q * BINS;
 				pp.bin_base_out = bin_base + d * bin_base_pass_stride + (size_t) (q + 1) * BINS;
 				pp.lookback = lookback[launch % 2];

@@ -20,11 +20,20 @@
 
 /*
  * Tuning for sm_90 (H100, H200), by key width.  A tile of THREADS * ITEMS
- * keys per block; MIN_BLOCKS blocks per SM caps the registers so that two
- * blocks share an SM and one's look-back or scatter overlaps the other's
- * loads.  The histogram kernel reads 16 bytes at a time, HIST_UNROLL loads
- * in flight per thread, into HIST_COPIES sub-histograms per block (fewer
- * for 64-bit keys, whose 8 digit histograms take more shared memory).
+ * keys per block; MIN_BLOCKS blocks per SM caps the registers so that
+ * several blocks can share an SM.  USE_MATCH_ANY: rank with match.any.sync
+ * instead of ballots (measured 1.4x slower).  LOOKBACK_WINDOW: earlier
+ * tiles' status words read at once.  Sorts of fewer than SYNC_MIN_KEYS keys
+ * plan on the device (no stream sync; a constant digit costs a copy pass).
+ * The histogram kernel reads 16 bytes at a time, HIST_UNROLL loads in
+ * flight per thread, into HIST_COPIES sub-histograms per block (fewer for
+ * 64-bit keys, whose 8 digit histograms take more shared memory).
+ *
+ * These are the values bench/results/radix-h100.md was measured with.  The
+ * same run's --tune found 384 x 16 with MIN_BLOCKS 2 faster (3.05 against
+ * 3.69 ms for 10^8 int4 keys, 6.81 against 7.90 for float8); it and a
+ * LOOKBACK_WINDOW of 8 wait for a test run before they become the default
+ * (bench/NOTES-radix.md).
  */
 template <int KEY_BYTES, bool HAS_VALUES>
 struct gs_radix_policy_sm90
@@ -33,6 +42,9 @@ struct gs_radix_policy_sm90
 	static constexpr int THREADS = 384;
 	static constexpr int ITEMS = KEY_BYTES == 8 ? 16 : 23;
 	static constexpr int MIN_BLOCKS = 1;
+	static constexpr bool USE_MATCH_ANY = false;
+	static constexpr int LOOKBACK_WINDOW = 1;
+	static constexpr size_t SYNC_MIN_KEYS = 1 << 20;
 	static constexpr int HIST_THREADS = 256;
 	static constexpr int HIST_BLOCKS_PER_SM = 4;
 	static constexpr int HIST_UNROLL = 4;
@@ -52,9 +64,9 @@ gs_radix_sort_width(gs_gpu_sort_args *a, int sm_count, int device, gs_error *err
  * gs_gpu_sort's radix entry point (args validated, n > 1).  n is limited to
  * 2^32 - 1 keys (offsets are 32-bit), values or not.  Temp: the digit
  * histograms and offsets, and two areas of look-back words, 1 KB per tile of
- * 8832 (int2/int4/float4) or 6144 (int8/float8) keys: about 0.03 (0.04)
- * bytes per key.  Synchronises the stream once, after the histograms, to
- * read which digits vary.
+ * 8832 keys (6144 for int8/float8): about 0.25 (0.35) bytes per key.  Sorts of 2^20 keys or more
+ * synchronise the stream once, after the histograms, to read which digits
+ * vary; smaller ones do not synchronise.
  */
 extern "C" gs_status
 gs_radix_sort_gpu(gs_gpu_sort_args *a, gs_error *err)
