@@ -1,5 +1,6 @@
 /*
- * test_gpu_sort.cu: gs_gpu_sort against a CPU reference, bit-exactly, on
+ * test_gpu_sort.cu: gs_gpu_sort against the CPU sort (gs_cpu_sort and
+ * gs_cpu_argsort), bit-exactly, on
  * every type, distribution (distributions.h), direction, keys-only and pairs
  * (argsort), and the sizes of issue 3.  Outputs and guard zones past the end
  * of every buffer are poisoned before each sort, and so is the scratch.
@@ -9,7 +10,8 @@
  *
  * --quick: small sizes only (for compute-sanitizer); --large: adds 10^8 and
  * 2.6e8 int4, 1.3e8 float8 and 3e8 int2 (more than one 2^28-key portion).
- * --type and --dist restrict the matrix (e.g. for racecheck, which is slow).
+ * --type and --dist (comma-separated names) restrict the matrix and the large
+ * cases (e.g. for racecheck, which is slow).
  * Without a CUDA device it prints the TAP skip line and exits 0.
  */
 #include <algorithm>
@@ -68,19 +70,22 @@ ordered_key(gs_type t, const void *a, size_t i, bool desc)
 }
 
 /*
- * Reference stable argsort: (ordered key, position) pairs sorted by both,
- * which is SPEC.md's order with ties in input order.
+ * The reference: the CPU sort (kernels/cpu_sort.c), which orders by the
+ * same ordered keys.  Fills perm (gs_cpu_argsort) and sorted (gs_cpu_sort,
+ * keys-only, a separate run of the CPU sort); false if either fails.
  */
-static void
-reference_argsort(gs_type t, const void *in, size_t n, bool desc, uint32_t *perm)
+static bool
+reference_sort(gs_type t, const void *in, size_t n, bool desc, uint32_t *perm, void *sorted)
 {
-	std::vector<std::pair<uint64_t, uint32_t> > v(n);
+	size_t		w = gs_type_size(t);
+	std::vector<unsigned char> scratch(gs_cpu_scratch_bytes(t, n, true) + 16);
+	gs_error	err;
 
-	for (size_t i = 0; i < n; i++)
-		v[i] = std::make_pair(ordered_key(t, in, i, desc), (uint32_t) i);
-	std::sort(v.begin(), v.end());
-	for (size_t i = 0; i < n; i++)
-		perm[i] = v[i].second;
+	if (gs_cpu_argsort(t, in, n, desc, perm, NULL, scratch.data(), NULL, NULL, &err) != GS_OK)
+		return false;
+	memcpy(sorted, in, n * w);
+	scratch.resize(gs_cpu_scratch_bytes(t, n, false) + 16);
+	return gs_cpu_sort(t, sorted, n, desc, scratch.data(), NULL, NULL, &err) == GS_OK;
 }
 
 static void
@@ -90,52 +95,6 @@ gather(gs_type t, const void *in, const uint32_t *perm, size_t n, void *out)
 
 	for (size_t i = 0; i < n; i++)
 		memcpy((char *) out + i * w, (const char *) in + (size_t) perm[i] * w, w);
-}
-
-/*
- * Exact check of a stable argsort without a reference sort: perm is a
- * permutation, keys[i] is bit for bit in[perm[i]], the ordered keys do not
- * decrease, and equal keys keep input order.  There is one such output.
- */
-static bool
-check_argsort(gs_type t, const void *in, size_t n, bool desc, const void *keys,
-			  const uint32_t *perm, std::string *why)
-{
-	std::vector<bool> seen(n, false);
-	size_t		w = gs_type_size(t);
-	char		buf[160];
-
-	for (size_t i = 0; i < n; i++)
-	{
-		uint32_t	p = perm[i];
-
-		if (p >= n || seen[p])
-		{
-			snprintf(buf, sizeof(buf), "perm[%zu] = %u is out of range or repeated", i, p);
-			*why = buf;
-			return false;
-		}
-		seen[p] = true;
-		if (memcmp((const char *) keys + i * w, (const char *) in + (size_t) p * w, w) != 0)
-		{
-			snprintf(buf, sizeof(buf), "keys[%zu] is not in[perm[%zu]]", i, i);
-			*why = buf;
-			return false;
-		}
-		if (i > 0)
-		{
-			uint64_t	k0 = ordered_key(t, keys, i - 1, desc),
-						k1 = ordered_key(t, keys, i, desc);
-
-			if (k0 > k1 || (k0 == k1 && perm[i - 1] > p))
-			{
-				snprintf(buf, sizeof(buf), "out of order or unstable at %zu", i);
-				*why = buf;
-				return false;
-			}
-		}
-	}
-	return true;
 }
 
 /* Runs f(i) for i in [0, count) on all cores. */
@@ -154,6 +113,81 @@ parallel_for(size_t count, F f)
 		});
 	for (auto &th : pool)
 		th.join();
+}
+
+/*
+ * Exact check of a stable argsort without a reference sort: perm is a
+ * permutation, keys[i] is bit for bit in[perm[i]], the ordered keys do not
+ * decrease, and equal keys keep input order.  There is one such output.
+ */
+static bool
+check_argsort(gs_type t, const void *in, size_t n, bool desc, const void *keys,
+			  const uint32_t *perm, std::string *why)
+{
+	std::vector<unsigned char> seen(n, 0);
+	size_t		w = gs_type_size(t);
+	const size_t chunks = 256;
+	std::atomic<size_t> first_bad(SIZE_MAX);
+	char		buf[160];
+
+	for (size_t i = 0; i < n; i++)
+	{
+		if (perm[i] >= n || seen[perm[i]])
+		{
+			snprintf(buf, sizeof(buf), "perm[%zu] = %u is out of range or repeated", i, perm[i]);
+			*why = buf;
+			return false;
+		}
+		seen[perm[i]] = 1;
+	}
+	parallel_for(chunks, [&](size_t c) {
+		size_t		lo = n * c / chunks,
+					hi = n * (c + 1) / chunks;
+
+		for (size_t i = lo; i < hi; i++)
+		{
+			bool		ok = memcmp((const char *) keys + i * w, (const char *) in + (size_t) perm[i] * w, w) == 0;
+
+			if (ok && i > 0)
+			{
+				uint64_t	k0 = ordered_key(t, keys, i - 1, desc),
+							k1 = ordered_key(t, keys, i, desc);
+
+				ok = k0 < k1 || (k0 == k1 && perm[i - 1] < perm[i]);
+			}
+			if (!ok)
+			{
+				size_t		cur = first_bad.load();
+
+				while (i < cur && !first_bad.compare_exchange_weak(cur, i))
+					;
+				break;
+			}
+		}
+	});
+	if (first_bad.load() != SIZE_MAX)
+	{
+		snprintf(buf, sizeof(buf), "keys[%zu] is not in[perm[%zu]], or out of order, or unstable",
+				 first_bad.load(), first_bad.load());
+		*why = buf;
+		return false;
+	}
+	return true;
+}
+
+/* Fills n elements on all cores (chunks with their own seeds: same distribution). */
+static void
+fill_parallel(gs_type t, gs_dist d, void *out, size_t n, uint64_t seed)
+{
+	const size_t chunks = 256;
+	size_t		w = gs_type_size(t);
+
+	parallel_for(chunks, [&](size_t c) {
+		size_t		lo = n * c / chunks,
+					hi = n * (c + 1) / chunks;
+
+		gs_fill(t, d, (char *) out + lo * w, hi - lo, seed * 1000 + c);
+	});
 }
 
 /* ------------------------------------------------------------------------
@@ -382,7 +416,8 @@ test_sizes(bool quick)
 static void
 test_matrix_cell(gpu_buffers *b, gs_algorithm algo, gs_type t, gs_dist d, const std::vector<size_t> &sizes,
 				 const std::vector<std::vector<unsigned char> > &inputs,
-				 const std::vector<std::vector<uint32_t> > perms[2])
+				 const std::vector<std::vector<uint32_t> > perms[2],
+				 const std::vector<std::vector<unsigned char> > sorted[2])
 {
 	size_t		w = gs_type_size(t);
 
@@ -392,7 +427,7 @@ test_matrix_cell(gpu_buffers *b, gs_algorithm algo, gs_type t, gs_dist d, const 
 			std::string why;
 			size_t		bad_n = 0;
 			sort_result r;
-			std::vector<unsigned char> expect;
+			std::vector<unsigned char> argsorted;
 
 			for (size_t si = 0; si < sizes.size() && why.empty(); si++)
 			{
@@ -405,19 +440,26 @@ test_matrix_cell(gpu_buffers *b, gs_algorithm algo, gs_type t, gs_dist d, const 
 					why = r.why;
 					break;
 				}
-				expect.resize(n * w);
-				gather(t, inputs[si].data(), perms[desc][si].data(), n, expect.data());
-				if (n > 0 && memcmp(expect.data(), r.keys.data(), n * w) != 0)
+				/* keys-only against gs_cpu_sort, argsort keys against the CPU perm's gather */
+				const unsigned char *expect = sorted[desc][si].data();
+
+				if (with_values)
+				{
+					argsorted.resize(n * w);
+					gather(t, inputs[si].data(), perms[desc][si].data(), n, argsorted.data());
+					expect = argsorted.data();
+				}
+				if (n > 0 && memcmp(expect, r.keys.data(), n * w) != 0)
 				{
 					size_t		i = 0;
 
-					while (memcmp(&expect[i * w], &r.keys[i * w], w) == 0)
+					while (memcmp(expect + i * w, &r.keys[i * w], w) == 0)
 						i++;
-					why = "keys differ from the CPU reference at " + std::to_string(i);
+					why = "keys differ from the CPU sort at " + std::to_string(i);
 				}
 				else if (with_values && n > 0 &&
 						 memcmp(perms[desc][si].data(), r.values.data(), n * 4) != 0)
-					why = "the argsort differs from the CPU reference (stable)";
+					why = "the argsort differs from gs_cpu_argsort (stable)";
 			}
 			if (!tap_check(why.empty(), "%s %s %s %s %s, %zu sizes", gs_algorithm_name(algo),
 						   gs_type_name(t), gs_dist_names[d], desc ? "desc" : "asc",
@@ -426,8 +468,22 @@ test_matrix_cell(gpu_buffers *b, gs_algorithm algo, gs_type t, gs_dist d, const 
 		}
 }
 
-static const char *only_type = NULL;	/* --type */
-static const char *only_dist = NULL;	/* --dist */
+static const char *only_type = NULL;	/* --type, a comma-separated list */
+static const char *only_dist = NULL;	/* --dist, likewise */
+
+/* Whether name is in the comma-separated list (a NULL list takes all). */
+static bool
+selected(const char *list, const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (list == NULL)
+		return true;
+	for (const char *p = list; p != NULL; p = strchr(p, ','), p = p ? p + 1 : NULL)
+		if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return true;
+	return false;
+}
 
 static void
 test_matrix(gpu_buffers *b, const std::vector<gs_algorithm> &algos, bool quick)
@@ -442,39 +498,53 @@ test_matrix(gpu_buffers *b, const std::vector<gs_algorithm> &algos, bool quick)
 		gs_type		t = (gs_type) ti;
 		size_t		w = gs_type_size(t);
 
-		if (only_type && strcmp(only_type, gs_type_name(t)) != 0)
+		if (!selected(only_type, gs_type_name(t)))
 			continue;
 		for (int di = 0; di < GS_NUM_DISTS; di++)
 		{
 			gs_dist		d = (gs_dist) di;
 
-			if (only_dist && strcmp(only_dist, gs_dist_names[d]) != 0)
+			if (!selected(only_dist, gs_dist_names[d]))
 				continue;
 			std::vector<std::vector<unsigned char> > inputs(sizes.size());
 			std::vector<std::vector<uint32_t> > perms[2];
+			std::vector<std::vector<unsigned char> > sorted[2];
+			std::atomic<bool> ref_ok(true);
 
-			perms[0].resize(sizes.size());
-			perms[1].resize(sizes.size());
-			/* inputs and references for all sizes, largest first to balance the cores */
+			for (int desc = 0; desc < 2; desc++)
+			{
+				perms[desc].resize(sizes.size());
+				sorted[desc].resize(sizes.size());
+			}
+			for (size_t si = 0; si < sizes.size(); si++)
+			{
+				inputs[si].resize(sizes[si] * w);
+				gs_fill(t, d, inputs[si].data(), sizes[si], 1000 + si);
+			}
+			/* the CPU references for all sizes, largest first to balance the cores */
 			parallel_for(sizes.size() * 2, [&](size_t job) {
 				size_t		si = sizes.size() - 1 - job / 2;
 				int			desc = job % 2;
 				size_t		n = sizes[si];
-				std::vector<unsigned char> in(n * w);
 
-				gs_fill(t, d, in.data(), n, 1000 + si);
 				perms[desc][si].resize(n);
-				reference_argsort(t, in.data(), n, desc, perms[desc][si].data());
-				if (desc == 0)
-					inputs[si] = std::move(in);
+				sorted[desc][si].resize(n * w);
+				if (!reference_sort(t, inputs[si].data(), n, desc, perms[desc][si].data(), sorted[desc][si].data()))
+					ref_ok = false;
 			});
+			if (!tap_check(ref_ok, "CPU reference for %s %s", gs_type_name(t), gs_dist_names[d]))
+				continue;
 			for (gs_algorithm algo : algos)
-				test_matrix_cell(b, algo, t, d, sizes, inputs, perms);
+				test_matrix_cell(b, algo, t, d, sizes, inputs, perms, sorted);
 		}
 	}
 }
 
-/* The large sizes of the issue, checked exactly without a reference sort. */
+/*
+ * The large sizes of the issue.  A CPU sort of each would hold the GPU host
+ * for minutes, so they are checked exactly without one: check_argsort
+ * admits only the stable sort, and keys-only must equal its keys.
+ */
 static void
 test_large(gpu_buffers *b, const std::vector<gs_algorithm> &algos)
 {
@@ -494,11 +564,13 @@ test_large(gpu_buffers *b, const std::vector<gs_algorithm> &algos)
 	for (auto &c : cases)
 		for (gs_algorithm algo : algos)
 		{
+			if (!selected(only_type, gs_type_name(c.t)) || !selected(only_dist, gs_dist_names[c.d]))
+				continue;
 			std::vector<unsigned char> in(c.n * gs_type_size(c.t));
 			sort_result pairs, keys;
 			std::string why;
 
-			gs_fill(c.t, c.d, in.data(), c.n, 7);
+			fill_parallel(c.t, c.d, in.data(), c.n, 7);
 			for (int desc = 0; desc < 2 && why.empty(); desc++)
 			{
 				gpu_sort_case(b, algo, c.t, in.data(), c.n, desc, true, &pairs);
@@ -595,8 +667,7 @@ test_unaligned(gpu_buffers *b, gs_algorithm algo)
 	sort_result r;
 
 	gs_fill(GS_FLOAT4, GS_DIST_SPECIAL, in.data(), n, 3);
-	reference_argsort(GS_FLOAT4, in.data(), n, false, perm.data());
-	gather(GS_FLOAT4, in.data(), perm.data(), n, expect.data());
+	reference_sort(GS_FLOAT4, in.data(), n, false, perm.data(), expect.data());
 	gpu_sort_case(b, algo, GS_FLOAT4, in.data(), n, false, true, &r, 1);
 	if (!tap_check(r.ok && r.keys == expect && r.values == perm, "%s: float4 keys at an odd address",
 				   gs_algorithm_name(algo)))
