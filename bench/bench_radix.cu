@@ -6,10 +6,11 @@
  * warm-up runs, then the median of at least 9.  Prints a markdown table
  * (Gkeys/s, ratio to CUB, the physical floor) and writes it to --out.
  *
- *   bench_radix [--out FILE] [--quick] [--tune] [--max N]
+ *   bench_radix [--out FILE] [--quick] [--tune] [--profile] [--max N]
  *
  * --tune times other tile shapes of the onesweep pass (radix_dispatch.cuh
- * instantiated here) at 10^8 keys, to choose the sm_90 policy.
+ * instantiated here) at 10^8 keys, to choose the sm_90 policy, and the two
+ * ways of planning small sorts.  --profile sorts twice and stops (for ncu).
  */
 #include <algorithm>
 #include <string>
@@ -292,13 +293,17 @@ mismatches(const void *a, const void *b, size_t bytes)
  * --tune: other policies of the onesweep pass, same dispatch.
  * ------------------------------------------------------------------------ */
 
-template <int THREADS_, int ITEMS_, int MIN_BLOCKS_>
+template <int THREADS_, int ITEMS_, int MIN_BLOCKS_, int WINDOW_ = 8, bool MATCH_ANY_ = false,
+		  size_t SYNC_MIN_ = 1 << 20>
 struct tune_policy
 {
 	static constexpr int RADIX_BITS = 8;
 	static constexpr int THREADS = THREADS_;
 	static constexpr int ITEMS = ITEMS_;
 	static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
+	static constexpr bool USE_MATCH_ANY = MATCH_ANY_;
+	static constexpr int LOOKBACK_WINDOW = WINDOW_;
+	static constexpr size_t SYNC_MIN_KEYS = SYNC_MIN_;
 	static constexpr int HIST_THREADS = 256;
 	static constexpr int HIST_BLOCKS_PER_SM = 4;
 	static constexpr int HIST_UNROLL = 4;
@@ -348,24 +353,32 @@ typedef struct tune_variant
 	sort_fn		keys64;
 } tune_variant;
 
-#define TUNE(T, I, M) {#T "x" #I " min " #M, \
-	sort_policy<uint32_t, false, tune_policy<T, I, M> >, \
-	sort_policy<uint32_t, true, tune_policy<T, I, M> >, \
-	sort_policy<uint64_t, false, tune_policy<T, I, M> >}
+#define TUNE(NAME, ...) {NAME, \
+	sort_policy<uint32_t, false, tune_policy<__VA_ARGS__> >, \
+	sort_policy<uint32_t, true, tune_policy<__VA_ARGS__> >, \
+	sort_policy<uint64_t, false, tune_policy<__VA_ARGS__> >}
 
 static const tune_variant tune_variants[] = {
-	TUNE(384, 23, 1),
-	TUNE(384, 20, 1),
-	TUNE(384, 16, 2),
-	TUNE(512, 12, 2),
-	TUNE(256, 16, 3),
-	TUNE(256, 23, 2),
-	TUNE(512, 16, 1),
-	TUNE(256, 12, 4),
+	TUNE("384x16 min 2, window 8 (default)", 384, 16, 2),
+	TUNE("384x16 min 2, window 1", 384, 16, 2, 1),
+	TUNE("384x16 min 2, window 4", 384, 16, 2, 4),
+	TUNE("384x16 min 2, window 16", 384, 16, 2, 16),
+	TUNE("384x23 min 1, window 8", 384, 23, 1),
+	TUNE("384x23 min 1, window 1", 384, 23, 1, 1),
+	TUNE("512x12 min 2, window 8", 512, 12, 2),
+	TUNE("256x23 min 2, window 8", 256, 23, 2),
+	TUNE("384x12 min 3, window 8", 384, 12, 3),
+	TUNE("256x16 min 3, window 8", 256, 16, 3),
+};
+
+/* Small sorts: the plan read back by the host (a stream sync) or used on the device. */
+static const tune_variant plan_variants[] = {
+	TUNE("host plan (sync)", 384, 16, 2, 8, false, 0),
+	TUNE("device plan (no sync)", 384, 16, 2, 8, false, (size_t) 1 << 30),
 };
 
 static void
-tune(void *host_int4, void *host_float8, size_t n)
+tune(void *host_int4, void *host_float8, void *host_narrow, size_t n)
 {
 	printf("\n## Tuning at n = %zu (median ms of 9; uniform keys)\n\n", n);
 	printf("| policy | int4 keys | int4 pairs | float8 keys |\n| --- | ---: | ---: | ---: |\n");
@@ -382,6 +395,41 @@ tune(void *host_int4, void *host_float8, size_t n)
 		printf("| %s | %.3f | %.3f | %.3f |\n", v.name, k32, p32, k64);
 		fflush(stdout);
 	}
+
+	printf("\n## The plan of small sorts (median us of 25, int4 keys)\n\n");
+	printf("| plan | n | uniform | [0,10^6) | all equal |\n| --- | ---: | ---: | ---: | ---: |\n");
+	for (size_t small : {(size_t) 10000, (size_t) 100000, (size_t) 1000000})
+		for (const tune_variant &v : plan_variants)
+		{
+			int			sel;
+			double		uni, nar, eq;
+			std::vector<int32_t> equal(small, 12345);
+
+			CHECK(cudaMemcpy(buf.pristine, host_int4, small * 4, cudaMemcpyHostToDevice));
+			uni = time_sort([&]() { return v.keys32(GS_INT4, small, false); }, small, 4, false, 25, &sel);
+			CHECK(cudaMemcpy(buf.pristine, host_narrow, small * 4, cudaMemcpyHostToDevice));
+			nar = time_sort([&]() { return v.keys32(GS_INT4, small, false); }, small, 4, false, 25, &sel);
+			CHECK(cudaMemcpy(buf.pristine, equal.data(), small * 4, cudaMemcpyHostToDevice));
+			eq = time_sort([&]() { return v.keys32(GS_INT4, small, false); }, small, 4, false, 25, &sel);
+			printf("| %s | %zu | %.1f | %.1f | %.1f |\n", v.name, small, uni * 1e3, nar * 1e3, eq * 1e3);
+			fflush(stdout);
+		}
+}
+
+/*
+ * --profile: one sort each of 10^8 int4 uniform and [0, 10^6) keys, ours
+ * only, for ncu (e.g. ncu --section SpeedOfLight -k regex:gs_radix).
+ */
+static void
+profile(void *host_int4, void *host_narrow, size_t n)
+{
+	for (void *h : {host_int4, host_narrow})
+	{
+		CHECK(cudaMemcpy(buf.pristine, h, n * 4, cudaMemcpyHostToDevice));
+		restore(n, 4, false);
+		sort_ours(GS_INT4, n, false);
+		CHECK(cudaStreamSynchronize(stream));
+	}
 }
 
 /* ------------------------------------------------------------------------ */
@@ -391,7 +439,8 @@ main(int argc, char **argv)
 {
 	const char *out_path = NULL;
 	bool		quick = false,
-				do_tune = false;
+				do_tune = false,
+				do_profile = false;
 	size_t		max_n = 260000000;
 	cudaDeviceProp prop;
 	int			device = 0;
@@ -406,11 +455,13 @@ main(int argc, char **argv)
 			quick = true;
 		else if (strcmp(argv[i], "--tune") == 0)
 			do_tune = true;
+		else if (strcmp(argv[i], "--profile") == 0)
+			do_profile = true;
 		else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
 			max_n = strtoull(argv[++i], NULL, 10);
 		else
 		{
-			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--max N]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--profile] [--max N]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -471,7 +522,20 @@ main(int argc, char **argv)
 	};
 	std::vector<size_t> sizes = {1000, 10000, 100000, 1000000, 10000000, 100000000, 260000000};
 	void	   *host_int4 = NULL,
-			   *host_float8 = NULL;
+			   *host_float8 = NULL,
+			   *host_narrow = NULL;
+
+	if (do_profile)
+	{
+		size_t		n = std::min((size_t) 100000000, max_n);
+
+		host_int4 = malloc(n * 4);
+		host_narrow = malloc(n * 4);
+		fill_parallel(GS_INT4, GS_DIST_UNIFORM, host_int4, n);
+		fill_parallel(GS_INT4, GS_DIST_NARROW, host_narrow, n);
+		profile(host_int4, host_narrow, n);
+		return 0;
+	}
 
 	for (auto &c : configs)
 	{
@@ -527,6 +591,11 @@ main(int argc, char **argv)
 			host_int4 = malloc(cap * 4);
 			memcpy(host_int4, host.data(), cap * 4);
 		}
+		if (c.t == GS_INT4 && c.d == GS_DIST_NARROW)
+		{
+			host_narrow = malloc(cap * 4);
+			memcpy(host_narrow, host.data(), cap * 4);
+		}
 		if (c.t == GS_FLOAT8)
 		{
 			host_float8 = malloc(cap * 8);
@@ -546,6 +615,6 @@ main(int argc, char **argv)
 		fclose(f);
 	}
 	if (do_tune)
-		tune(host_int4, host_float8, std::min((size_t) 100000000, max_n / 2));
+		tune(host_int4, host_float8, host_narrow, std::min((size_t) 100000000, max_n / 2));
 	return 0;
 }
