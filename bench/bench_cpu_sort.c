@@ -5,7 +5,11 @@
  * Writes a markdown table naming the CPU (from /proc/cpuinfo) to
  * bench/results/cpu-sort-<cpu model slug>.md, or to -o PATH.
  *
- *   bench_cpu_sort [-o PATH] [--label TEXT] [--runs N] [--no-qsort]
+ *   bench_cpu_sort [-o PATH] [--label TEXT] [--runs N] [--no-qsort] [--sweep]
+ *
+ * --sweep instead times gs_cpu_sort and gs_cpu_argsort of int4 and float8
+ * uniform from 10^3 to 10^7 in steps of about 3x (CPU time, fastest of the
+ * runs), to place the switch between digit sizes (GS_CPU_WIDE_MAX_BYTES).
  *
  * --label names a variant build in the title (bench/NOTES-cpu.md links this
  * with kernels/cpu_sort.c built with -DGS_CPU_DIGIT_BITS=11 to compare digit
@@ -164,6 +168,7 @@ typedef struct timing
 	double		median;
 	double		fastest;
 	double		cpu_median;
+	double		cpu_fastest;
 } timing;
 
 /*
@@ -223,9 +228,51 @@ time_ms(run_kind kind, const bench_case *c, const void *input, void *work, uint3
 	t.median = wall[runs / 2];
 	t.fastest = wall[0];
 	t.cpu_median = cpu[runs / 2];
+	t.cpu_fastest = cpu[0];
 	free(wall);
 	free(cpu);
 	return t;
+}
+
+/* The --sweep table. */
+static void
+sweep(FILE *out, int runs)
+{
+	static const gs_type types[] = {GS_INT4, GS_FLOAT8};
+	size_t		t;
+
+	fprintf(out, "| type | n | MiB | gs_cpu_sort ms | ns/element | gs_cpu_argsort ms | ns/element |\n");
+	fprintf(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+	{
+		size_t		n;
+
+		for (n = 1000; n <= 10000000; n = (n % 3 == 0) ? n / 3 * 10 : n * 3)
+		{
+			bench_case	c = {types[t], GS_DIST_UNIFORM, n};
+			size_t		w = gs_type_size(c.type);
+			void	   *input = xmalloc(n * w);
+			void	   *work = xmalloc(n * w);
+			void	   *sorted = xmalloc(n * w);
+			uint32_t   *perm = xmalloc(n * sizeof(uint32_t));
+			void	   *scratch = xmalloc(gs_cpu_scratch_bytes(c.type, n, true));
+			timing		st,
+						at;
+
+			gs_fill(c.type, c.dist, input, n, 42);
+			st = time_ms(RUN_SORT, &c, input, work, perm, sorted, scratch, runs);
+			at = time_ms(RUN_ARGSORT, &c, input, work, perm, sorted, scratch, runs);
+			fprintf(out, "| %s | %zu | %.2f | %.4f | %.2f | %.4f | %.2f |\n", gs_type_name(c.type), n,
+					n * w / 1048576.0, st.cpu_fastest, st.cpu_fastest * 1e6 / n,
+					at.cpu_fastest, at.cpu_fastest * 1e6 / n);
+			fflush(out);
+			free(input);
+			free(work);
+			free(sorted);
+			free(perm);
+			free(scratch);
+		}
+	}
 }
 
 int
@@ -235,6 +282,7 @@ main(int argc, char **argv)
 	const char *label = NULL;
 	int			runs = 5;
 	int			with_qsort = 1;
+	int			do_sweep = 0;
 	char		model[256],
 				slug[128],
 				default_path[256],
@@ -255,16 +303,19 @@ main(int argc, char **argv)
 			runs = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--no-qsort") == 0)
 			with_qsort = 0;
+		else if (strcmp(argv[i], "--sweep") == 0)
+			do_sweep = 1;
 		else
 		{
-			fprintf(stderr, "usage: %s [-o PATH] [--label TEXT] [--runs N] [--no-qsort]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o PATH] [--label TEXT] [--runs N] [--no-qsort] [--sweep]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (runs < 1)
 		runs = 1;
 	cpu_model(model, sizeof(model), slug, sizeof(slug));
-	snprintf(default_path, sizeof(default_path), "bench/results/cpu-sort-%s.md", slug);
+	snprintf(default_path, sizeof(default_path), "bench/results/cpu-sort-%s%s.md", slug,
+			 do_sweep ? "-sweep" : "");
 	if (out_path == NULL)
 		out_path = default_path;
 	strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&t));
@@ -276,9 +327,23 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_cpu_sort: cannot write %s\n", out_path);
 		return 1;
 	}
-	fprintf(out, "# CPU sort of kernels/ vs qsort%s%s\n\n", label ? ": " : "", label ? label : "");
+	fprintf(out, "# CPU sort of kernels/%s%s%s\n\n", do_sweep ? ", sizes swept" : " vs qsort",
+			label ? ": " : "", label ? label : "");
 	fprintf(out, "CPU: %s, %ld online cores (every figure is one thread). Date: %s. Compiler: gcc %s.\n",
 			model, sysconf(_SC_NPROCESSORS_ONLN), date, __VERSION__);
+	if (do_sweep)
+	{
+		fprintf(out, "int4 and float8 uniform. Milliseconds of this thread's CPU time, fastest of %d runs; "
+				"below 10^6 elements each run is the mean of 10^6/n calls. MiB: the keys alone. "
+				"gs_cpu_argsort writes perm and sorted_keys. Written by bench/bench_cpu_sort.c --sweep.\n\n",
+				runs);
+		sweep(out, runs);
+		load_average(load_after, sizeof(load_after));
+		fprintf(out, "\nLoad average (1, 5, 15 min) before: %s; after: %s.\n", load_before, load_after);
+		fclose(out);
+		fprintf(stderr, "wrote %s\n", out_path);
+		return 0;
+	}
 	fprintf(out, "Milliseconds, wall clock, median of %d runs; for gs_cpu_sort also the fastest run and the "
 			"median CPU time of the thread (what other processes took does not count there). Below 10^6 "
 			"elements each run is the mean of 10^6/n calls. Input restored before each call, not timed. "
