@@ -26,9 +26,8 @@
 /*
  * Tuning; bench/NOTES-cpu.md has the measurements.  Digits of 8 bits (256
  * buckets) or 11 bits (2048): 11-bit digits need fewer passes, 3 instead of 4
- * for 32-bit keys and 6 instead of 8 for 64-bit, and win by 15-20% while the
- * keys fit in about 4 MiB of cache (an argsort, which scatters positions
- * too, gains less and only up to about 2 MiB of keys and positions).
+ * for 32-bit keys and 6 instead of 8 for 64-bit, and win by 10-25% while the
+ * data (keys, and positions for an argsort) fit in about 4 MiB of cache.
  * Beyond that a scatter into 2048 lines and pages is more than twice as slow
  * as one into 256, whose lines stay in L1 and combine the writes there, and
  * 8-bit digits win by 25-35%.  Below 4096 elements clearing and scanning the
@@ -42,8 +41,7 @@
 #define GS_CPU_NARROW_BITS	8
 #define GS_CPU_WIDE_BITS	11
 #define GS_CPU_WIDE_MIN_N	4096
-#define GS_CPU_WIDE_MAX_BYTES ((size_t) 4 << 20)	/* keys, for a sort */
-#define GS_CPU_WIDE_MAX_BYTES_ARGSORT ((size_t) 2 << 20) /* keys and positions */
+#define GS_CPU_WIDE_MAX_BYTES ((size_t) 4 << 20)
 #define GS_CPU_INSERTION_MAX 64
 
 #define GS_CPU_MAX_DIGITS	(64 / GS_CPU_NARROW_BITS)
@@ -59,17 +57,15 @@ static int
 gs_cpu_digit_bits(size_t width, size_t n, bool argsort)
 {
 	size_t		bytes_per_element = width + (argsort ? sizeof(uint32_t) : 0);
-	size_t		max_bytes = argsort ? GS_CPU_WIDE_MAX_BYTES_ARGSORT : GS_CPU_WIDE_MAX_BYTES;
 
 	if (width == 2)
 		return GS_CPU_NARROW_BITS;
 #ifdef GS_CPU_FORCE_DIGIT_BITS
 	(void) n;
 	(void) bytes_per_element;
-	(void) max_bytes;
 	return GS_CPU_FORCE_DIGIT_BITS;
 #else
-	if (n >= GS_CPU_WIDE_MIN_N && n <= max_bytes / bytes_per_element)
+	if (n >= GS_CPU_WIDE_MIN_N && n <= GS_CPU_WIDE_MAX_BYTES / bytes_per_element)
 		return GS_CPU_WIDE_BITS;
 	return GS_CPU_NARROW_BITS;
 #endif
