@@ -29,21 +29,32 @@
  * flight per thread, into HIST_COPIES sub-histograms per block (fewer for
  * 64-bit keys, whose 8 digit histograms take more shared memory).
  *
- * These are the values bench/results/radix-h100.md was measured with.  The
- * same run's --tune found 384 x 16 with MIN_BLOCKS 2 faster (3.05 against
- * 3.69 ms for 10^8 int4 keys, 6.81 against 7.90 for float8); it and a
- * LOOKBACK_WINDOW of 8 wait for a test run before they become the default
- * (bench/NOTES-radix.md).
+ * Defaults: 384 x 16 with 2 blocks per SM and a look-back window of 8.  Run 2's
+ * --tune found the 2-block shape 17% faster than the first default (384 x 23,
+ * 1 block, window 1: 3.05 against 3.69 ms for 10^8 int4 keys); device run 3
+ * passed test_gpu_sort (310 checks, and the large int4 cases) with exactly
+ * this policy before it became the default (bench/NOTES-radix.md).
  */
+/* Build-time overrides, so a test binary can try a candidate shape (bench/NOTES-radix.md). */
+#ifndef GS_RADIX_ITEMS_NARROW
+#define GS_RADIX_ITEMS_NARROW 16	/* items per thread, 16- and 32-bit keys */
+#endif
+#ifndef GS_RADIX_MIN_BLOCKS
+#define GS_RADIX_MIN_BLOCKS 2
+#endif
+#ifndef GS_RADIX_LOOKBACK_WINDOW
+#define GS_RADIX_LOOKBACK_WINDOW 8
+#endif
+
 template <int KEY_BYTES, bool HAS_VALUES>
 struct gs_radix_policy_sm90
 {
 	static constexpr int RADIX_BITS = 8;
 	static constexpr int THREADS = 384;
-	static constexpr int ITEMS = KEY_BYTES == 8 ? 16 : 23;
-	static constexpr int MIN_BLOCKS = 1;
+	static constexpr int ITEMS = KEY_BYTES == 8 ? 16 : GS_RADIX_ITEMS_NARROW;
+	static constexpr int MIN_BLOCKS = GS_RADIX_MIN_BLOCKS;
 	static constexpr bool USE_MATCH_ANY = false;
-	static constexpr int LOOKBACK_WINDOW = 1;
+	static constexpr int LOOKBACK_WINDOW = GS_RADIX_LOOKBACK_WINDOW;
 	static constexpr size_t SYNC_MIN_KEYS = 1 << 20;
 	static constexpr int HIST_THREADS = 256;
 	static constexpr int HIST_BLOCKS_PER_SM = 4;
@@ -64,7 +75,7 @@ gs_radix_sort_width(gs_gpu_sort_args *a, int sm_count, int device, gs_error *err
  * gs_gpu_sort's radix entry point (args validated, n > 1).  n is limited to
  * 2^32 - 1 keys (offsets are 32-bit), values or not.  Temp: the digit
  * histograms and offsets, and two areas of look-back words, 1 KB per tile of
- * 8832 keys (6144 for int8/float8): about 0.25 (0.35) bytes per key.  Sorts of 2^20 keys or more
+ * THREADS * ITEMS keys (6144 with the defaults): about 0.17 bytes per key.  Sorts of 2^20 keys or more
  * synchronise the stream once, after the histograms, to read which digits
  * vary; smaller ones do not synchronise.
  */
