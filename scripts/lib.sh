@@ -38,6 +38,17 @@ gs_ensure_postgres() {
 # Extra arguments go to make, e.g. CUDA=0.
 gs_build_install() {
 	local jobs
+	if [ "${GS_PREBUILT:-0}" = 1 ]; then
+		# artifacts built on another machine of the same PostgreSQL (scripts/gpu-host.sh
+		# --prebuilt): install the files `make install` would, without make, whose
+		# timestamps of copied files could start a rebuild
+		gs_log "installing the prebuilt module into $(pg_config --pkglibdir)"
+		[ -f "$GS_ROOT/gpusort.so" ] || { echo "GS_PREBUILT=1 but no gpusort.so in $GS_ROOT" >&2; return 1; }
+		$GS_SUDO install -m 755 "$GS_ROOT/gpusort.so" "$(pg_config --pkglibdir)/"
+		$GS_SUDO install -m 644 "$GS_ROOT/gpusort.control" "$GS_ROOT"/sql/gpusort--*.sql \
+			"$(pg_config --sharedir)/extension/"
+		return 0
+	fi
 	jobs=$(nproc 2>/dev/null || echo 2)
 	gs_log "building gpusort"
 	make -C "$GS_ROOT" -s -j"$jobs" "$@"
