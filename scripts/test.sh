@@ -7,8 +7,9 @@
 #   bash scripts/test.sh CUDA=0     # make arguments pass through
 #   PGOPTIONS='-c gpusort.device=gpu' bash scripts/test.sh   # the suite on the GPU
 #
-# Counts: each pg_regress test, and each "ok"/"not ok" line of the C tests
-# (a C test program that skips itself, e.g. for want of a GPU, counts 0).
+# Counts: each pg_regress test, each "ok"/"not ok" line of the C tests
+# (a C test program that skips itself, e.g. for want of a GPU, counts 0), and
+# each TAP line of scripts/hardening.sh --device cpu --quick (issue 6).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$GS_ROOT"
@@ -44,5 +45,23 @@ passed=$((passed + p))
 failed=$((failed + f))
 
 gs_stop_cluster
+
+# the hardening tests of issue 6 on the CPU path, short forms (each in its own cluster);
+# GS_SKIP_HARDENING=1 leaves them out, GS_HARDENING_ONLY=a,b picks areas
+if [ "${GS_SKIP_HARDENING:-0}" != 1 ] && [ -f scripts/hardening.sh ]; then
+	gs_log "hardening tests (test/hardening, CPU path, --quick)"
+	hlog=$(mktemp)
+	bash scripts/hardening.sh --device cpu --quick --no-build \
+		${GS_HARDENING_ONLY:+--only "$GS_HARDENING_ONLY"} 2>&1 | tee "$hlog" || true
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$hlog" | tail -1 || true)
+	if [ -n "$line" ]; then
+		passed=$((passed + $(echo "$line" | awk '{print $1}')))
+		failed=$((failed + $(echo "$line" | awk '{print $3}')))
+	else
+		failed=$((failed + 1))		# the runner itself did not finish
+	fi
+	rm -f "$hlog"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
