@@ -84,6 +84,10 @@ start_all=$SECONDS
 for a in "${areas[@]}"; do
 	left=$((budget - (SECONDS - start_all)))
 	lim=${limit[$a]:-150}
+	# an area told to run for S seconds (--seconds S) gets S + 150 s at least
+	if [[ " ${extra[$a]:-} " =~ \ --seconds\ ([0-9]+) ]] && [ $((BASH_REMATCH[1] + 150)) -gt "$lim" ]; then
+		lim=$((BASH_REMATCH[1] + 150))
+	fi
 	[ "$lim" -gt "$left" ] && lim=$left
 	if [ "$lim" -lt 20 ]; then
 		skipped+=("$a")

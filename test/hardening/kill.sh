@@ -135,9 +135,15 @@ EOF
 }
 sorts_sql 100000 >"$work/loop.sql"
 
+# device memory in use (MiB, all devices, every process); empty when no GPU
+device_used() {
+	PGOPTIONS="-c gpusort.device=cpu" q -c "SELECT sum(memory_total_mb - memory_free_mb) FROM gpusort_devices()" 2>/dev/null
+}
+
 # round R: N backends sort in a loop, one gets SIGKILL, the server recovers
 round() {
-	local r=$1 i p active victim still t_kill t_ready ready crashed wrong
+	local r=$1 i p active victim still t_kill t_ready ready crashed wrong used_base=
+	[ "$device" != cpu ] && used_base=$(device_used)
 	pids=()
 	for i in $(seq "$backends"); do
 		timeout -k 5 240 psql -X -A -t -q -v ON_ERROR_STOP=1 -f "$work/loop.sql" >"$work/bg$i.out" 2>&1 &
@@ -162,8 +168,10 @@ round() {
 		for i in $(seq "$backends"); do sed "s/^/# backend $i: /" "$work/bg$i.out"; done
 		return 1
 	fi
+	local apps_before=
 	if [ "$device" != cpu ] && command -v nvidia-smi >/dev/null 2>&1; then
-		echo "# processes on the GPU before the kill: $(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader 2>/dev/null | tr '\n' ';')"
+		apps_before=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader 2>/dev/null)
+		echo "# processes on the GPU before the kill: $(echo "$apps_before" | tr '\n' ';')"
 	fi
 	echo "# victim pid $victim: state $(awk '/^State/ {print $2 $3}' /proc/"$victim"/status 2>/dev/null)"
 
@@ -205,11 +213,28 @@ round() {
 		ok $? "round $r: the server log shows the killed backend and the reinitialisation"
 	fi
 
-	if [ "$device" != cpu ] && command -v nvidia-smi >/dev/null 2>&1; then
-		local apps
-		apps=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)
-		! echo "$apps" | grep -qx "$victim"
-		ok $? "round $r: the killed backend holds no device memory (not in nvidia-smi's list: $(echo $apps))"
+	if [ "$device" != cpu ]; then
+		# every backend has gone (the crash ended them all): the device memory in
+		# use must come back to what it was before the round (NVML, seen from a
+		# backend that opens no context; the driver frees a dead process's context)
+		local used=
+		for _ in $(seq 40); do
+			used=$(device_used)
+			[ -n "$used" ] && [ -n "$used_base" ] && [ $((used - used_base)) -le 64 ] && break
+			sleep 0.5
+		done
+		if [ -n "$used_base" ] && [ -n "$used" ]; then
+			ok $([ $((used - used_base)) -le 64 ]; echo $?) \
+				"round $r: device memory in use back to $used MiB (before the round $used_base MiB, tolerance 64 MiB)"
+		else
+			echo "# no device memory figures: gpusort_devices() shows no device"
+		fi
+		if echo "$apps_before" | grep -q "^$victim,"; then
+			local apps
+			apps=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)
+			! echo "$apps" | grep -qx "$victim"
+			ok $? "round $r: the killed backend is gone from nvidia-smi's list ($(echo $apps))"
+		fi
 	fi
 }
 
