@@ -35,7 +35,7 @@ int			gpusort_device = GPUSORT_DEVICE_AUTO;
  * H100 (the array size above which the GPU path, copies included, beats the
  * CPU radix sort) and names where it was measured.
  */
-int			gpusort_gpu_min_elements = 100000;
+int			gpusort_gpu_min_elements = 10000;
 int			gpusort_algorithm = GS_ALGO_AUTO;
 int			gpusort_device_id = -1;
 int			gpusort_max_device_memory = 0;
@@ -81,7 +81,7 @@ _PG_init(void)
 							"Smaller sorts run on the CPU, where they finish before the copies to "
 							"and from the GPU would.",
 							&gpusort_gpu_min_elements,
-							100000, 0, INT_MAX,
+							10000, 0, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
