@@ -127,6 +127,10 @@ call() {
 # kinds 6, 7, 9 and 10 always fail at the top level; 8 fails inside its block and catches it
 fails() { case $1 in 6|7|9|10) return 0 ;; *) return 1 ;; esac; }
 measure() {
+	# the same state at every sample: an aborted subtransaction gives the device pool and
+	# pinned buffers back (src/gpusort.c), then the largest sort takes what it needs
+	echo "DO \$\$ BEGIN RAISE EXCEPTION 'leaks: reset'; EXCEPTION WHEN raise_exception THEN NULL; END \$\$;"
+	echo "SELECT cardinality(gpu_argsort(a)) FROM leak_int8 WHERE id = 6;"
 	echo "SELECT 'mem|' || sum(total_bytes) || '|' || sum(used_bytes) FROM pg_backend_memory_contexts;"
 	echo "SELECT 'rss|' || substring(pg_read_file('/proc/self/status') from 'VmRSS:\s+(\d+) kB');"
 	echo "SELECT 'dev|' || coalesce(sum(memory_total_mb - memory_free_mb), -1) FROM gpusort_devices();"
