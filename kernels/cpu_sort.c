@@ -459,12 +459,22 @@ gs_cpu_radix_argsort(gs_cpu_sorter *s, const void *keys, uint32_t *perm, void *s
 	gs_cpu_plan(s, keys, in_order, width, bits);
 	if (s->npasses == 0)
 	{
-		size_t		i;
+		/* the identity, polled per chunk like a pass: n may be 2^32 - 1 */
+		size_t		begin,
+					i;
 
-		for (i = 0; i < s->n; i++)
-			perm[i] = (uint32_t) i;
-		if (sorted_keys != NULL)
-			memcpy(sorted_keys, keys, s->n * width);
+		for (begin = 0; begin < s->n; begin += GS_CPU_CHUNK)
+		{
+			size_t		end = gs_cpu_chunk_end(s, begin);
+
+			for (i = begin; i < end; i++)
+				perm[i] = (uint32_t) i;
+			if (sorted_keys != NULL)
+				memcpy((char *) sorted_keys + begin * width, (const char *) keys + begin * width,
+					   (end - begin) * width);
+			if (gs_cpu_interrupted(s))
+				return false;
+		}
 		return true;
 	}
 

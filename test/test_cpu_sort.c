@@ -698,6 +698,20 @@ test_interrupts(void)
 			  (size_t) s.calls >= chunks,
 			  "all-equal input skips every scatter (%d polls, uniform %d)", s.calls, uniform_calls);
 
+	/*
+	 * An argsort of input already in order writes the identity permutation
+	 * instead of scattering: that pass through n positions is polled too
+	 * (the histogram read polls once per chunk, so the call after those).
+	 */
+	gs_fill(GS_INT4, GS_DIST_SORTED, a, n, 7);
+	s.stop_at = (int) chunks + 1;
+	s.calls = 0;
+	memset(&err, 0, sizeof(err));
+	st = gs_cpu_argsort(GS_INT4, a, n, false, perm, NULL, sb.p, stop_after, &s, &err);
+	tap_check(st == GS_ERR_INTERRUPTED && s.calls == (int) chunks + 1,
+			  "argsort of sorted input stops while writing the identity (%s after %d polls)",
+			  gs_status_name(st), s.calls);
+
 	scratch_free(&sb);
 	free(input);
 	free(a);
