@@ -173,8 +173,8 @@ gpu_sort_agg_combine(PG_FUNCTION_ARGS)
 
 	reserve(state1, state2->nvalues);
 	if (state2->nvalues > 0)
-		memcpy(state1->values + state1->nvalues * state1->typlen, state2->values,
-			   (Size) state2->nvalues * state2->typlen);
+		gpusort_copy_large(state1->values + state1->nvalues * state1->typlen, state2->values,
+						   (Size) state2->nvalues * state2->typlen);
 	state1->nvalues += state2->nvalues;
 	state1->nnulls += state2->nnulls;
 	PG_RETURN_POINTER(state1);
@@ -209,12 +209,12 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	header.nvalues = state->nvalues;
 	header.nnulls = state->nnulls;
 
-	result = (bytea *) palloc(nbytes);
+	result = (bytea *) gpusort_alloc_large(nbytes);
 	SET_VARSIZE(result, nbytes);
 	memcpy(VARDATA(result), &header, sizeof(header));
 	if (state->nvalues > 0)
-		memcpy(VARDATA(result) + sizeof(header), state->values,
-			   (Size) state->nvalues * state->typlen);
+		gpusort_copy_large(VARDATA(result) + sizeof(header), state->values,
+						   (Size) state->nvalues * state->typlen);
 	PG_RETURN_BYTEA_P(result);
 }
 
@@ -240,8 +240,8 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 
 	reserve(state, header.nvalues);
 	if (header.nvalues > 0)
-		memcpy(state->values, VARDATA_ANY(serial) + sizeof(header),
-			   (Size) header.nvalues * state->typlen);
+		gpusort_copy_large(state->values, VARDATA_ANY(serial) + sizeof(header),
+						   (Size) header.nvalues * state->typlen);
 	state->nvalues = header.nvalues;
 	state->nnulls = header.nnulls;
 	PG_RETURN_POINTER(state);

@@ -12,6 +12,7 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
@@ -160,6 +161,15 @@ compact_array(ArrayType *array, char *dest, uint32 *positions, int32 *null_subsc
 			dest += run * size;
 			src += run * size;
 			run = 0;
+		}
+		/* every slice: copy the run so far, and let a cancel in */
+		if ((i & (GPUSORT_POLL_ITEMS - 1)) == GPUSORT_POLL_ITEMS - 1)
+		{
+			memcpy(dest, src, run * size);
+			dest += run * size;
+			src += run * size;
+			run = 0;
+			CHECK_FOR_INTERRUPTS();
 		}
 	}
 	memcpy(dest, src, run * size);
@@ -321,13 +331,21 @@ gpu_argsort(PG_FUNCTION_ARGS)
 	if (positions != NULL)
 	{
 		for (i = 0; i < n; i++)
+		{
 			perm[i] = (uint32) (lbound + (int32) positions[perm[i]]);
+			if ((i & (GPUSORT_POLL_ITEMS - 1)) == GPUSORT_POLL_ITEMS - 1)
+				CHECK_FOR_INTERRUPTS();
+		}
 		pfree(positions);
 		pfree((void *) job.source);
 	}
 	else
 		for (i = 0; i < n; i++)
+		{
 			perm[i] = (uint32) (lbound + (int32) perm[i]);
+			if ((i & (GPUSORT_POLL_ITEMS - 1)) == GPUSORT_POLL_ITEMS - 1)
+				CHECK_FOR_INTERRUPTS();
+		}
 
 	PG_RETURN_ARRAYTYPE_P(result);
 }

@@ -213,7 +213,7 @@ fill_dest(const GpusortJob *job, int attempt)
 	if (job->dest_filled && attempt == 0)
 		return;
 	if (job->source != NULL)
-		memcpy(job->dest, job->source, job->n * gs_type_size(job->type));
+		gpusort_copy_large(job->dest, job->source, job->n * gs_type_size(job->type));
 	else
 		job->fill(job->dest, job->fill_arg);
 }

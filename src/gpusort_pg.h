@@ -125,6 +125,18 @@ extern ArrayType *gpusort_sort_array(ArrayType *array, bool owned, Datum datum,
 extern void *gpusort_alloc_large(Size size);
 
 /*
+ * memcpy in slices with an interrupt check between them, for copies of an
+ * array's size: a cancel waits for one slice (64 MB), not the whole copy.
+ */
+extern void gpusort_copy_large(void *dest, const void *src, Size size);
+
+/*
+ * Loops over an array's elements outside the sorting library check for
+ * interrupts every this many elements (a few ms of work).
+ */
+#define GPUSORT_POLL_ITEMS	((int64) 1 << 20)
+
+/*
  * Argument argno as a flat array.  A stored uncompressed array is read from
  * its TOAST table into a buffer of gpusort_alloc_large.  *owned says whether
  * the result is a copy the function may modify (and return).

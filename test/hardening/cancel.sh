@@ -4,7 +4,7 @@
 # stay usable, and hold no more memory than before the query.
 #
 #   test/hardening/cancel.sh [--device cpu|gpu|auto] [--quick] [--elements N]
-#                            [--limit-ms MS] [--delays "F F ..."]
+#                            [--limit-ms MS] [--delays "F F ..."] [--cases a,b]
 #
 # Each case runs one query on a stored array (uncompressed, TOASTed: the SQL
 # path of real tables) in a "victim" session.  A second session waits for the
@@ -32,6 +32,7 @@ quick=0
 elements=
 limit_ms=
 delays=
+cases=
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--device) device=$2; shift 2 ;;
@@ -39,6 +40,7 @@ while [ $# -gt 0 ]; do
 		--elements) elements=$2; shift 2 ;;
 		--limit-ms) limit_ms=$2; shift 2 ;;
 		--delays) delays=$2; shift 2 ;;
+		--cases) cases=$2; shift 2 ;;
 		-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
 		*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
@@ -122,7 +124,12 @@ CASES=(
 	"argsort_nulls|SELECT /*gs_long*/ cardinality(gpu_argsort(a)) FROM gs_cancel WHERE id = 2|SELECT cardinality(gpu_argsort(a)) FROM gs_cancel WHERE id = 0"
 	"agg|SELECT /*gs_long*/ cardinality(gpu_sort_agg(x)) FROM gs_cancel, unnest(a) x WHERE id = 4|SELECT cardinality(gpu_sort_agg(x)) FROM gs_cancel, unnest(a) x WHERE id = 0"
 )
-[ "$quick" = 1 ] && CASES=("${CASES[0]}" "${CASES[1]}" "${CASES[3]}")
+[ "$quick" = 1 ] && [ -z "$cases" ] && cases=sort_inplace,sort_nulls,argsort_nulls
+if [ -n "$cases" ]; then
+	sel=()
+	for c in "${CASES[@]}"; do [[ ",$cases," == *",${c%%|*},"* ]] && sel+=("$c"); done
+	CASES=("${sel[@]}")
+fi
 
 # The victim's script: warm-up, baseline, the long query (cancelled or
 # timed out), then the checks, all in one backend.  $1 query, $2 warm-up,
