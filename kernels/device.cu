@@ -56,6 +56,7 @@ static size_t gs_stage_bytes;
 
 /* Calls left before GPUSORT_FAULT_INJECT fires; 0: off. */
 static long gs_fault_countdown;
+static char gs_fault_value[32];	/* the value of GPUSORT_FAULT_INJECT armed last */
 
 /*
  * Blocks every signal for the calls that can start CUDA's own threads
@@ -378,10 +379,25 @@ gs_device_open(int id, gs_error *err)
 	}
 	gs_ready = true;
 
+	/*
+	 * A value arms the fault once: a process that keeps the variable (a
+	 * server started with it) fails one call, not the same call of every
+	 * sort after each release, so its next sort shows recovery.  A new value
+	 * (a test's next N) arms again.
+	 */
 	inject = getenv("GPUSORT_FAULT_INJECT");
-	gs_fault_countdown = (inject != NULL) ? atol(inject) : 0;
-	if (gs_fault_countdown < 0)
+	if (inject == NULL)
+	{
+		gs_fault_value[0] = '\0';
 		gs_fault_countdown = 0;
+	}
+	else if (strncmp(inject, gs_fault_value, sizeof(gs_fault_value) - 1) != 0)
+	{
+		snprintf(gs_fault_value, sizeof(gs_fault_value), "%s", inject);
+		gs_fault_countdown = atol(inject);
+		if (gs_fault_countdown < 0)
+			gs_fault_countdown = 0;
+	}
 	return GS_OK;
 }
 

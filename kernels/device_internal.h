@@ -121,7 +121,10 @@ gs_status	gs_staging_acquire(size_t chunk_bytes, void *bufs[2], gs_error *err);
  * GPUSORT_FAULT_INJECT=N (N >= 1) is set as gs_device_open sets up its stream
  * (the first open, and the first open after each gs_device_release), the
  * N-th CUDA call made through GS_RT_CALL afterwards is not made and fails as
- * cudaErrorUnknown instead, once.  Costs one predictable branch per call.
+ * cudaErrorUnknown instead, once.  Each value arms once per process: a later
+ * open with the same value does not arm again (unset it, or set another N,
+ * to arm again), so a server started with it fails one sort per backend.
+ * Costs one predictable branch per call.
  */
 bool		gs_fault_fire(void);
 
