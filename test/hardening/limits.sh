@@ -22,8 +22,9 @@
 #    CPU with the right result (gpusort_last_run says cpu), gpu errors 54000,
 #    and the next call without the limit runs on the GPU.
 # --large (about 6-10 GB of RAM, minutes): the largest arrays sort right:
-#    int4 x 134217727 and float8 x 134217724 (a 1 GB value), ascending and
-#    descending, and gpu_argsort of the float8 one; bigint gpu_sort_agg of
+#    int4 x 134217727 (stored in a table) and float8 x 134217724 (a 1 GB
+#    value, which no table row can hold: built in the query), ascending,
+#    descending and gpu_argsort; bigint gpu_sort_agg of
 #    134217724 rows (a result of 1073741816 bytes) succeeds.  The inputs are
 #    permutations of 1..n ((i * K) mod n + 1, K prime to n), so the sorted
 #    result must equal 1..n and the argsort the inverse permutation, both
@@ -205,65 +206,83 @@ pick_k() {	# a multiplier prime to n
 	echo "$k"
 }
 
+# SQL for an array of EXPR (in i, from 0) for i in [0, n): ARRAY(subquery) stops
+# at 2^26 elements (its work space doubles past 1 GB), so || joins pieces of 2^25.
+# $1 expression, $2 type, $3 n
+pieces() {
+	local expr=$1 type=$2 n=$3 piece=$((1 << 25)) lo=0 hi sql=
+	while [ "$lo" -lt "$n" ]; do
+		hi=$((lo + piece)); [ "$hi" -gt "$n" ] && hi=$n
+		sql="$sql${sql:+ || }array(SELECT ($expr)::$type FROM generate_series(${lo}::int8, $((hi - 1))) i)"
+		lo=$hi
+	done
+	echo "$sql"
+}
+
 # $1 type, $2 n: sorts a permutation of 1..n both ways (and argsorts it for
-# float8) and compares with 1..n built by PostgreSQL.
+# float8) and compares with 1..n built by PostgreSQL.  An array that fits a
+# table row is stored (TOASTed, the in-place path); a 1 GB one cannot be (the
+# heap tuple holding it would pass 1 GB), so it is built inside the query and
+# sorted from memory (the copying path).
 largest() {
-	local type=$1 n=$2 k kinv t0 t1 tgen
+	local type=$1 n=$2 w=$3 k kinv t0 t1 A E ED P src
 	k=$(pick_k "$n")
 	kinv=$(inverse "$k" "$n")
-	t0=$(now)
-	q -v ON_ERROR_STOP=1 >"$WORK/gen.out" 2>&1 <<EOF
+	A=$(pieces "(i * $k) % $n + 1" "$type" "$n")
+	E=$(pieces "i + 1" "$type" "$n")
+	ED=$(pieces "$n - i" "$type" "$n")
+	# the inverse permutation: value v sits at position ((v - 1) * kinv) mod n + 1
+	P=$(pieces "(i * $kinv) % $n + 1" int4 "$n")
+	if [ $((HEADER + n * w)) -lt $((MAX_ALLOC - 1024)) ]; then
+		src=stored
+		t0=$(now)
+		q -v ON_ERROR_STOP=1 >"$WORK/gen.out" 2>&1 <<EOF
 DROP TABLE IF EXISTS big_$type;
-CREATE UNLOGGED TABLE big_$type (a $type[], e $type[], p int4[]);
-ALTER TABLE big_$type ALTER COLUMN a SET STORAGE EXTERNAL, ALTER COLUMN e SET STORAGE EXTERNAL,
-	ALTER COLUMN p SET STORAGE EXTERNAL;
-INSERT INTO big_$type(a) SELECT array(SELECT ((i * $k) % $n + 1)::$type FROM generate_series(0::int8, $n - 1) i);
-UPDATE big_$type SET e = array(SELECT i::$type FROM generate_series(1, $n) i);
+CREATE UNLOGGED TABLE big_$type (a $type[]);
+ALTER TABLE big_$type ALTER COLUMN a SET STORAGE EXTERNAL;
+INSERT INTO big_$type SELECT $A;
 EOF
-	[ "$?" = 0 ] || { not_ok "$type x $n: could not make the input"; sed 's/^/#   /' "$WORK/gen.out" | head; return; }
-	if [ "$type" = float8 ]; then
-		# the inverse permutation: position of value v is ((v - 1) * kinv) mod n + 1
-		q -v ON_ERROR_STOP=1 -c "UPDATE big_$type SET p = array(SELECT ((i * $kinv) % $n + 1)::int4 FROM generate_series(0::int8, $n - 1) i)" \
-			>>"$WORK/gen.out" 2>&1 || { not_ok "$type x $n: could not make the inverse"; return; }
+		[ "$?" = 0 ] || { not_ok "$type x $n: could not store the input"; sed 's/^/#   /' "$WORK/gen.out" | head; return; }
+		figure "largest_${type}_input_seconds" "$(secs "$t0" "$(now)")" s
+		A=a
+		FROM="FROM big_$type"
+	else
+		src="built in the query"
+		FROM=
 	fi
-	tgen=$(secs "$t0" "$(now)")
-	figure "largest_${type}_input_seconds" "$tgen" s
 
 	t0=$(now)
 	q >"$WORK/s.out" 2>&1 <<EOF
-SELECT 'LEN', pg_column_size(a), cardinality(a) FROM big_$type;
-SELECT 'ASC', gpu_sort(a) = e FROM big_$type;
+SELECT 'ASC', gpu_sort($A) = $E $FROM;
 SELECT 'ASCRUN', device, elements, round(total_ms) FROM gpusort_last_run();
-SELECT 'DESC', gpu_sort(a, true) = array(SELECT ($n + 1 - i)::$type FROM generate_series(1, $n) i) FROM big_$type;
+SELECT 'DESC', gpu_sort($A, true) = $ED $FROM;
+SELECT 'DESCRUN', device, elements, round(total_ms) FROM gpusort_last_run();
 EOF
 	t1=$(now)
-	grep -q '^LEN|' "$WORK/s.out" && echo "# $type x $n: stored $(grep '^LEN|' "$WORK/s.out" | cut -d'|' -f2) bytes"
-	echo "# $type x $n: $(grep '^ASCRUN|' "$WORK/s.out")"
+	echo "# $type x $n ($src, $((HEADER + n * w)) bytes): ascending $(grep '^ASCRUN|' "$WORK/s.out"), descending $(grep '^DESCRUN|' "$WORK/s.out") (device|elements|ms)"
 	if grep -q '^ASC|t' "$WORK/s.out"; then
-		ok "largest $type array ($n elements) sorts ascending to exactly 1..$n"
+		ok "largest $type array ($n elements, $src) sorts ascending to exactly 1..$n"
 	else
-		not_ok "largest $type array ($n elements) ascending"; sed 's/^/#   /' "$WORK/s.out" | head
+		not_ok "largest $type array ($n elements, $src) ascending"; sed 's/^/#   /' "$WORK/s.out" | head
 	fi
 	if grep -q '^DESC|t' "$WORK/s.out"; then
-		ok "largest $type array ($n elements) sorts descending to exactly $n..1"
+		ok "largest $type array ($n elements, $src) sorts descending to exactly $n..1"
 	else
-		not_ok "largest $type array ($n elements) descending"; sed 's/^/#   /' "$WORK/s.out" | head
+		not_ok "largest $type array ($n elements, $src) descending"; sed 's/^/#   /' "$WORK/s.out" | head
 	fi
-	figure "largest_${type}_sort_seconds" "$(secs "$t0" "$t1")" s
-	if [ "$type" = float8 ]; then
-		q -c "SELECT 'ARG', gpu_argsort(a) = p FROM big_$type" -c "SELECT 'ARGRUN', device, round(total_ms) FROM gpusort_last_run()" >"$WORK/a.out" 2>&1
-		if grep -q '^ARG|t' "$WORK/a.out"; then
-			ok "gpu_argsort of the largest $type array is the inverse permutation ($(grep '^ARGRUN|' "$WORK/a.out"))"
-		else
-			not_ok "gpu_argsort of the largest $type array"; sed 's/^/#   /' "$WORK/a.out" | head
-		fi
+	figure "largest_${type}_check_seconds" "$(secs "$t0" "$t1")" s
+	q -c "SELECT 'ARG', gpu_argsort($A) = $P $FROM" -c "SELECT 'ARGRUN', device, elements, round(total_ms) FROM gpusort_last_run()" >"$WORK/a.out" 2>&1
+	if grep -q '^ARG|t' "$WORK/a.out"; then
+		ok "gpu_argsort of the largest $type array is exactly the inverse permutation ($(grep '^ARGRUN|' "$WORK/a.out"))"
+	else
+		not_ok "gpu_argsort of the largest $type array"; sed 's/^/#   /' "$WORK/a.out" | head
 	fi
-	q -c "DROP TABLE big_$type" >/dev/null 2>&1
+	q -c "DROP TABLE IF EXISTS big_$type" >/dev/null 2>&1
 }
 
 if [ "$large" = 1 ]; then
-	largest int4 "$N4"
-	largest float8 "$N8"
+	largest int4 "$N4" 4
+	largest float8 "$N8" 8
 	t0=$(now)
 	q -c "SELECT 'AGG', cardinality(r) = $N8 AND r[1] = 1 AND r[$N8] = $N8 AND pg_column_size(r) = $((HEADER + 8 * N8))
 	      FROM (SELECT gpu_sort_agg(x) r FROM (SELECT ($N8 + 1 - generate_series(1, $N8))::int8 x) s) t" >"$WORK/o" 2>&1
