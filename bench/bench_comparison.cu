@@ -38,6 +38,7 @@
 
 #include "gpusort.h"
 #include "keys.h"
+#include "quick_sort.cuh"
 #include "merge_sort.cuh"
 #include "worst_case.h"
 #include "../test/distributions.h"
@@ -466,6 +467,18 @@ section_quick(bool quick)
 
 	(void) quick;
 	out("\n## Quicksort, 10^7 int4, every distribution (ms; ratio to our radix, and to quick on uniform)\n\n");
+	{
+		/* GS_BENCH_QUICK_DEPTH=F,S: depth limits for this section (S >= 0 selects the in-block quicksort) */
+		const char *qd = getenv("GS_BENCH_QUICK_DEPTH");
+		int			f,
+					s;
+
+		if (qd != NULL && sscanf(qd, "%d,%d", &f, &s) == 2)
+		{
+			gs_quick_set_depth_limits(f, s);
+			out("Depth limits %d / %d (GS_BENCH_QUICK_DEPTH).\n\n", f, s);
+		}
+	}
 	out("| distribution | quick | radix (ours) | quick / radix | quick / quick uniform |\n| --- | --- | --- | --- | --- |\n");
 	for (int d = 0; d < GS_NUM_DISTS; d++)
 	{

@@ -20,15 +20,37 @@
  *     (bitonic network, shuffles), many warps at once.
  * Argsort sorts (key, position) pairs, which makes the result stable; the
  * final writes gather values[0] by position.  Results go to keys[1] and
- * values[1].  The first phase reads back one counter per level (the host
- * loop of algorithm 4.3.1).
+ * values[1].
+ *
+ * Launch structure (what made the first version slow): a level of the first
+ * phase is two launches, partition and finish, with no host round trip: the
+ * finish step allocates the next level's tasks and their partition blocks
+ * with one 64-bit atomic (task count in the high bits, block count in the
+ * low), so the blocks' first indices come out ascending and a partition
+ * block finds its task by a search; the partition grid is an upper bound and
+ * surplus blocks leave at once.  The host launches about log2(n / capacity)
+ * + 2 levels before it reads the task count back, then 4 at a time.  Runs of
+ * keys equal to a pivot are written by the finishing warp when short, and
+ * the small ranges of a batch of levels are sorted by one second-phase
+ * launch after its read-back (they never move again, so the second phase
+ * may run any time after the level that produced them).  The second phase sorts a range by a block merge sort
+ * (merge_block.cuh primitives: E keys per thread sorted in registers, then
+ * merge-path rounds in shared memory, stopping once a run covers the range)
+ * instead of the thesis' in-block quicksort, which spent most of its time in
+ * dozens of barrier-bound partition steps per block; the in-block quicksort
+ * with bitonic leaves is kept, and runs when a test sets a second-phase
+ * depth limit (gs_quick_set_depth_limits), so that its fallback stays
+ * exercised.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
+
 #include <cub/block/block_scan.cuh>
 
 #include "bitonic_block.cuh"
+#include "merge_block.cuh"
 #include "merge_common.cuh"
 #include "merge_sort.cuh"
 #include "quick_sort.cuh"
@@ -40,6 +62,33 @@
 #define GS_QUICK_STACK 64
 #define GS_QUICK_LEAVES 256		/* leaves batched before the warps sort them */
 #define GS_QUICK_SMEM_MAX (160 * 1024)
+#define GS_QUICK_FILL_WARP 4096	/* runs equal to a pivot up to this are written by the finishing warp */
+#define GS_QUICK_FIRST_BATCH_EXTRA 2	/* levels launched beyond log2(n / capacity) before the first read-back */
+#define GS_QUICK_BATCH 4		/* levels launched per later read-back */
+#define GS_QUICK_BLOCK_BITS 40	/* packed level counter: tasks << 40 | partition blocks */
+
+/*
+ * Second phase by block merge sort, sm_90: THREADS x ITEMS keys per range
+ * (the capacity).  E odd (bank-conflict free transposes and merges, as in the
+ * merge sort); 4-byte keys alone take more per thread so that the
+ * capacity stays near the in-block quicksort's 16K and the first phase needs
+ * no extra level.  Overridable at build time for measurements.
+ */
+#ifndef GS_QUICK_BS_THREADS4
+#define GS_QUICK_BS_THREADS4 512
+#endif
+#ifndef GS_QUICK_BS_ITEMS4
+#define GS_QUICK_BS_ITEMS4 31
+#endif
+template <typename K, bool PAIR>
+struct gs_quick_bs_policy
+{
+	static constexpr bool NARROW = sizeof(K) == 4 && !PAIR;
+	static constexpr int THREADS = NARROW ? GS_QUICK_BS_THREADS4 : 512;
+	static constexpr int ITEMS = NARROW ? GS_QUICK_BS_ITEMS4 : (sizeof(K) == 8 && PAIR ? 11 : 15);
+	static constexpr int TILE = THREADS * ITEMS;
+	static constexpr size_t SMEM = (size_t) TILE * (sizeof(K) + (PAIR ? sizeof(uint32_t) : 0));
+};
 
 /* A first-phase task: keys [begin, end) in buffer buf, partitioned around (pivot, pivot_pos). */
 template <typename K>
@@ -54,6 +103,19 @@ struct gs_qtask
 	int			buf;
 	int			depth;
 };
+
+/*
+ * Device counters (unsigned long long each).  Level L reads its packed
+ * counter GS_QC_LEVEL + (L & 1) and its finish step fills the other; the
+ * lists of long fills and fallback ranges grow over all levels, the list of
+ * small ranges over a batch of levels (the host empties it after each).
+ */
+#define GS_QC_LEVEL 0
+#define GS_QC_SMALL 2
+#define GS_QC_FILLS 3
+#define GS_QC_FALLBACK 4
+#define GS_QC_COUNT 8
+#define GS_QC_MASK ((1ull << GS_QUICK_BLOCK_BITS) - 1)
 
 /* A range for the second phase or the fallback, or (fill list) a run of keys equal to the pivot. */
 template <typename K>
@@ -166,10 +228,10 @@ gs_quick_pivot_global(const gs_qctx<K> &c, int buf, int raw, size_t b, size_t e,
  * First phase
  * ------------------------------------------------------------------------ */
 
-/* The whole input as the first task. */
+/* The whole input as the first task, and level 0's packed counter. */
 template <typename K, bool PAIR>
 __global__ void
-gs_quick_init_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, int *ntasks)
+gs_quick_init_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, unsigned *first, unsigned long long *counters)
 {
 	K			pk;
 	uint32_t	pp;
@@ -187,43 +249,9 @@ gs_quick_init_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, int *ntasks)
 		t.buf = 0;
 		t.depth = 0;
 		tasks[0] = t;
-		*ntasks = 1;
+		first[0] = 0;
+		counters[GS_QC_LEVEL] = (1ull << GS_QUICK_BLOCK_BITS) + (c.n + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K);
 	}
-}
-
-/* Block offsets of the tasks (each takes ceil(len / CHUNK) partition blocks); one block. */
-template <typename K>
-__global__ void __launch_bounds__(1024)
-gs_quick_blocks_kernel(const gs_qtask<K> *tasks, const int *ntasks, unsigned *first, int *counters)
-{
-	typedef cub::BlockScan<unsigned, 1024> scan_t;
-	__shared__ typename scan_t::TempStorage ts;
-	__shared__ unsigned carry;
-	const int	nt = *ntasks;
-
-	if (threadIdx.x == 0)
-		carry = 0;
-	__syncthreads();
-	for (int base = 0; base < nt; base += 1024)
-	{
-		int			t = base + threadIdx.x;
-		unsigned	v = 0,
-					pos,
-					total;
-
-		if (t < nt)
-			v = (unsigned) ((tasks[t].end - tasks[t].begin + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K));
-		scan_t(ts).ExclusiveSum(v, pos, total);
-		if (t < nt)
-			first[t] = carry + pos;
-		__syncthreads();
-		if (threadIdx.x == 0)
-			carry += total;
-		__syncthreads();
-	}
-	/* lists the finish step fills: next tasks, small ranges, fills */
-	if (threadIdx.x < 3)
-		counters[threadIdx.x] = 0;
 }
 
 /*
@@ -231,12 +259,14 @@ gs_quick_blocks_kernel(const gs_qtask<K> *tasks, const int *ntasks, unsigned *fi
  * Counts keys below and above the pivot per thread, scans them over the
  * block, reserves room at the task's left and right ends with one atomic
  * each, and writes through shared memory so that both writes are coalesced.
- * Keys equal to the pivot are dropped here and written by the fill step.
+ * Keys equal to the pivot are dropped here and written by the finish step.
+ * The grid is an upper bound of the level's blocks (the host does not know
+ * the level's size); block 0 clears the counter the finish step will fill.
  */
 template <typename K, bool PAIR>
 __global__ void __launch_bounds__(GS_QUICK_THREADS)
-gs_quick_partition_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, const int *ntasks, const unsigned *first,
-						  int raw)
+gs_quick_partition_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, const unsigned long long *level_count,
+						  unsigned long long *next_count, const unsigned *first, int raw)
 {
 	typedef cub::BlockScan<unsigned, GS_QUICK_THREADS> scan_t;
 	__shared__ typename scan_t::TempStorage ts;
@@ -244,11 +274,12 @@ gs_quick_partition_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, const int *ntasks, c
 	__shared__ uint32_t sv[PAIR ? GS_QUICK_CHUNK(K) : 1];
 	__shared__ unsigned long long base_lt,
 				base_gt;
-	const int	nt = *ntasks;
+	__shared__ int s_task;
+	const unsigned long long packed = *level_count;
+	const int	nt = (int) (packed >> GS_QUICK_BLOCK_BITS);
+	const unsigned long long nblocks = packed & GS_QC_MASK;
 	const int	tid = threadIdx.x;
-	int			lo = 0,
-				hi = nt - 1,
-				t;
+	int			t;
 	K			k[GS_QUICK_ITEMS(K)];
 	uint32_t	v[GS_QUICK_ITEMS(K)];
 	unsigned	cls = 0;		/* 2 bits per item: 1 = less, 2 = greater */
@@ -257,20 +288,35 @@ gs_quick_partition_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, const int *ntasks, c
 				scanned,
 				totals;
 
-	if (nt == 0 || blockIdx.x >= first[nt - 1] +
-		(unsigned) ((tasks[nt - 1].end - tasks[nt - 1].begin + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K)))
+	if (blockIdx.x == 0 && tid == 0)
+		*next_count = 0;
+	if (nt == 0 || blockIdx.x >= nblocks)
 		return;
-	/* the task whose blocks include this one */
-	while (lo < hi)
+	/*
+	 * The task whose blocks include this one: the last t with first[t] <=
+	 * blockIdx.x (first[] ascends), found by warp 0 testing 32 candidates
+	 * per step, so a few dependent loads instead of log2(tasks).
+	 */
+	if (tid < 32)
 	{
-		int			mid = (lo + hi + 1) >> 1;
+		int			lo = 0,
+					hi = nt - 1;	/* the answer is in [lo, hi]; first[0] = 0 */
 
-		if (first[mid] <= blockIdx.x)
-			lo = mid;
-		else
-			hi = mid - 1;
+		while (lo < hi)
+		{
+			int			step = (hi - lo + 31) / 32;
+			int			cand = lo + (tid + 1) * step;
+			bool		ok = cand <= hi && first[cand] <= blockIdx.x;
+			int			cnt = __popc(__ballot_sync(0xFFFFFFFFu, ok));	/* a prefix of lanes */
+
+			hi = min(hi, lo + (cnt + 1) * step - 1);
+			lo = lo + cnt * step;
+		}
+		if (tid == 0)
+			s_task = lo;
 	}
-	t = lo;
+	__syncthreads();
+	t = s_task;
 	{
 		const gs_qtask<K> task = tasks[t];
 		const size_t cb = task.begin + (size_t) (blockIdx.x - first[t]) * GS_QUICK_CHUNK(K);
@@ -339,20 +385,24 @@ gs_quick_partition_kernel(gs_qctx<K> c, gs_qtask<K> *tasks, const int *ntasks, c
 }
 
 /*
- * After a partition: the keys equal to the pivot are final (a fill range);
- * each side becomes a next-level task (with its pivot), a second-phase range
- * when small, or a fallback range when too deep.  A warp per task.
+ * After a partition: the keys equal to the pivot are final (written here
+ * when the run is short, else listed for the fill kernel); each side becomes
+ * a next-level task (with its pivot), a second-phase range when small, or a
+ * fallback range when too deep.  A warp per task.  A next task and its
+ * partition blocks are allocated by one atomic on the packed counter, so
+ * first[] ascends with the task index.
  */
 template <typename K, bool PAIR>
 __global__ void
-gs_quick_finish_kernel(gs_qctx<K> c, const gs_qtask<K> *tasks, const int *ntasks,
-					   gs_qtask<K> *next, int *counters, gs_qrange<K> *small, gs_qrange<K> *fills,
-					   gs_qrange<K> *fallback, int *nfallback, int small_cap, int depth_limit)
+gs_quick_finish_kernel(gs_qctx<K> c, const gs_qtask<K> *tasks, const unsigned long long *level_count,
+					   gs_qtask<K> *next, unsigned long long *next_count, unsigned *first,
+					   unsigned long long *counters, gs_qrange<K> *small, gs_qrange<K> *fills,
+					   gs_qrange<K> *fallback, int small_cap, int depth_limit)
 {
 	const int	lane = threadIdx.x & 31;
 	const int	t = (int) ((blockIdx.x * (size_t) blockDim.x + threadIdx.x) >> 5);
 
-	if (t >= *ntasks)
+	if (t >= (int) (*level_count >> GS_QUICK_BLOCK_BITS))
 		return;
 	{
 		const gs_qtask<K> task = tasks[t];
@@ -360,18 +410,26 @@ gs_quick_finish_kernel(gs_qctx<K> c, const gs_qtask<K> *tasks, const int *ntasks
 		const unsigned long long mid_b = task.begin + task.lt;
 		const unsigned long long mid_e = task.end - task.gt;
 
-		if (lane == 0 && mid_e > mid_b)
+		if (mid_e - mid_b > GS_QUICK_FILL_WARP)
 		{
-			gs_qrange<K> f;
-			int			at = atomicAdd(&counters[2], 1);
+			if (lane == 0)
+			{
+				gs_qrange<K> f;
+				unsigned long long at = atomicAdd(&counters[GS_QC_FILLS], 1ull);
 
-			f.begin = mid_b;
-			f.end = mid_e;
-			f.key = task.pivot;
-			f.pos = task.pivot_pos;
-			f.buf = dst;
-			f.raw = 0;
-			fills[at] = f;
+				f.begin = mid_b;
+				f.end = mid_e;
+				f.key = task.pivot;
+				f.pos = task.pivot_pos;
+				f.buf = dst;
+				f.raw = 0;
+				fills[at] = f;
+			}
+		}
+		else
+		{
+			for (unsigned long long i = mid_b + lane; i < mid_e; i += 32)
+				gs_quick_final<K, PAIR>(c, i, task.pivot, task.pivot_pos);
 		}
 		for (int side = 0; side < 2; side++)
 		{
@@ -387,7 +445,7 @@ gs_quick_finish_kernel(gs_qctx<K> c, const gs_qtask<K> *tasks, const int *ntasks
 				{
 					gs_qrange<K> r;
 					bool		small_one = len <= (unsigned long long) small_cap;
-					int			at = atomicAdd(small_one ? &counters[1] : nfallback, 1);
+					unsigned long long at = atomicAdd(&counters[small_one ? GS_QC_SMALL : GS_QC_FALLBACK], 1ull);
 
 					r.begin = b;
 					r.end = e;
@@ -407,7 +465,9 @@ gs_quick_finish_kernel(gs_qctx<K> c, const gs_qtask<K> *tasks, const int *ntasks
 				if (lane == 0)
 				{
 					gs_qtask<K> nt;
-					int			at = atomicAdd(&counters[0], 1);
+					unsigned long long chunks = (len + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K);
+					unsigned long long old = atomicAdd(next_count, (1ull << GS_QUICK_BLOCK_BITS) + chunks);
+					unsigned long long at = old >> GS_QUICK_BLOCK_BITS;
 
 					nt.begin = b;
 					nt.end = e;
@@ -417,20 +477,21 @@ gs_quick_finish_kernel(gs_qctx<K> c, const gs_qtask<K> *tasks, const int *ntasks
 					nt.buf = dst;
 					nt.depth = task.depth + 1;
 					next[at] = nt;
+					first[at] = (unsigned) (old & GS_QC_MASK);
 				}
 			}
 		}
 	}
 }
 
-/* Writes the runs of keys equal to their pivot (all blocks share every run). */
+/* Writes the long runs of keys equal to their pivot (all blocks share every run). */
 template <typename K, bool PAIR>
 __global__ void
-gs_quick_fill_kernel(gs_qctx<K> c, const gs_qrange<K> *fills, const int *counters)
+gs_quick_fill_kernel(gs_qctx<K> c, const gs_qrange<K> *fills, const unsigned long long *counters)
 {
-	const int	nf = counters[2];
+	const unsigned long long nf = counters[GS_QC_FILLS];
 
-	for (int f = 0; f < nf; f++)
+	for (unsigned long long f = 0; f < nf; f++)
 	{
 		const gs_qrange<K> r = fills[f];
 
@@ -496,7 +557,8 @@ gs_quick_flush_leaves(const gs_qctx<K> &c, size_t gbase, K *sk0, uint32_t *sv0,
  */
 template <typename K, bool PAIR>
 __global__ void __launch_bounds__(GS_QUICK_BLOCK_THREADS)
-gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const int *nranges, int depth_limit)
+gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned long long *nranges,
+					  int depth_limit)
 {
 	constexpr int CAP = gs_quick_block_cap<K, PAIR>();
 	constexpr int LEAF = 32 * gs_quick_leaf_items<K, PAIR>();
@@ -524,7 +586,7 @@ gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const int *nrang
 
 	const int	tid = threadIdx.x;
 
-	if ((int) blockIdx.x >= *nranges)
+	if (blockIdx.x >= *nranges)
 		return;
 	{
 		const gs_qrange<K> range = ranges[blockIdx.x];
@@ -733,6 +795,107 @@ gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const int *nrang
 #undef GS_SK
 #undef GS_SV
 
+/*
+ * The default second phase: one block sorts one range of at most TILE keys
+ * by merge sort (the merge sort's primitives, merge_block.cuh): a striped
+ * load with the key transform on level 0, padding with the largest key (and
+ * position, so padding sorts after any real key), a transpose to ITEMS
+ * consecutive keys per thread, a sorting network in registers, then
+ * merge-path rounds in shared memory until one run covers the range (the
+ * rounds beyond would only merge padding).  Orders by (key, position) for
+ * argsort, so the result is the stable one.
+ */
+template <typename K, bool PAIR, int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS)
+gs_quick_msort_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned long long *nranges)
+{
+	constexpr int TILE = THREADS * ITEMS;
+	extern __shared__ __align__(16) unsigned char gs_smem[];
+	K		   *sk = (K *) gs_smem;
+	uint32_t   *sv = (uint32_t *) (sk + TILE);
+	const int	tid = threadIdx.x;
+	K			k[ITEMS];
+	uint32_t	v[ITEMS];
+
+	if (blockIdx.x >= *nranges)
+		return;
+	{
+		const gs_qrange<K> range = ranges[blockIdx.x];
+		const size_t gbase = range.begin;
+		const int	count = (int) (range.end - range.begin);
+
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			int			j = tid + i * THREADS;
+			K			key = gs_key_max<K>();
+			uint32_t	p = UINT32_MAX;
+
+			if (j < count)
+				gs_quick_read<K, PAIR>(c, range.buf, range.raw, gbase + j, &key, &p);
+			sk[j] = key;
+			if (PAIR)
+				sv[j] = p;
+		}
+		__syncthreads();
+		/* ITEMS odd: thread t's reads t*ITEMS + i fall in 32 distinct banks */
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			k[i] = sk[tid * ITEMS + i];
+			v[i] = PAIR ? sv[tid * ITEMS + i] : 0;
+		}
+		gs_thread_sort<K, ITEMS, PAIR, PAIR>(k, v);
+
+		for (int run = ITEMS; run < count; run *= 2)
+		{
+			const int	threads_per_pair = 2 * run / ITEMS;
+			const int	pair_base = (tid / threads_per_pair) * 2 * run;
+			const int	diag = (tid % threads_per_pair) * ITEMS;
+			int			idx[ITEMS];
+			int			a;
+
+			__syncthreads();
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				sk[tid * ITEMS + i] = k[i];
+				if (PAIR)
+					sv[tid * ITEMS + i] = v[i];
+			}
+			__syncthreads();
+			a = gs_merge_path<K, PAIR>(sk + pair_base, sv + pair_base, run,
+									   sk + pair_base + run, sv + pair_base + run, run, diag);
+			gs_serial_merge<K, ITEMS, PAIR>(sk, sv, pair_base + a, pair_base + run,
+											pair_base + run + diag - a, pair_base + 2 * run, k, idx);
+			if (PAIR)
+			{
+#pragma unroll
+				for (int i = 0; i < ITEMS; i++)
+					v[i] = sv[idx[i]];
+			}
+		}
+
+		__syncthreads();
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			sk[tid * ITEMS + i] = k[i];
+			if (PAIR)
+				sv[tid * ITEMS + i] = v[i];
+		}
+		__syncthreads();
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			int			j = tid + i * THREADS;
+
+			if (j < count)
+				gs_quick_final<K, PAIR>(c, gbase + j, sk[j], PAIR ? sv[j] : 0);
+		}
+	}
+}
+
 /* ------------------------------------------------------------------------
  * Fallback of the first phase: a task too deep goes to the merge sort.
  * ------------------------------------------------------------------------ */
@@ -749,7 +912,7 @@ gs_quick_fallback_out_kernel(gs_qctx<K> c, int buf, size_t b, size_t e)
 /* The whole input as a single second-phase range (n <= block capacity). */
 template <typename K>
 __global__ void
-gs_quick_one_range_kernel(gs_qrange<K> *ranges, int *nranges, size_t n)
+gs_quick_one_range_kernel(gs_qrange<K> *ranges, unsigned long long *nranges, size_t n)
 {
 	gs_qrange<K> r;
 
@@ -769,7 +932,9 @@ gs_quick_one_range_kernel(gs_qrange<K> *ranges, int *nranges, size_t n)
 
 typedef struct gs_quick_layout
 {
-	size_t		max_tasks;
+	size_t		max_tasks,
+				max_small,
+				max_fills;
 	size_t		off_tasks[2],
 				off_small,
 				off_fills,
@@ -779,27 +944,6 @@ typedef struct gs_quick_layout
 				off_pos;
 	size_t		bytes;
 } gs_quick_layout;
-
-template <typename K, bool PAIR>
-static void
-gs_quick_make_layout(size_t n, gs_quick_layout *l)
-{
-	size_t		t = 0;
-
-	/* tasks of one level are disjoint and larger than the block capacity */
-	l->max_tasks = n / gs_quick_block_cap<K, PAIR>() + 2;
-#define GS_QUICK_TAKE(field, bytes) do { t = gs_align_up(t, 256); l->field = t; t += (bytes); } while (0)
-	GS_QUICK_TAKE(off_tasks[0], l->max_tasks * sizeof(gs_qtask<K>));
-	GS_QUICK_TAKE(off_tasks[1], l->max_tasks * sizeof(gs_qtask<K>));
-	GS_QUICK_TAKE(off_small, 2 * l->max_tasks * sizeof(gs_qrange<K>));
-	GS_QUICK_TAKE(off_fills, l->max_tasks * sizeof(gs_qrange<K>));
-	GS_QUICK_TAKE(off_fallback, l->max_tasks * sizeof(gs_qrange<K>));
-	GS_QUICK_TAKE(off_first, l->max_tasks * sizeof(unsigned));
-	GS_QUICK_TAKE(off_counters, 8 * sizeof(int));
-	GS_QUICK_TAKE(off_pos, PAIR ? n * sizeof(uint32_t) : 0);
-#undef GS_QUICK_TAKE
-	l->bytes = gs_align_up(t, 256);
-}
 
 static int
 gs_log2_ceil(size_t n)
@@ -811,15 +955,89 @@ gs_log2_ceil(size_t n)
 	return l;
 }
 
+/* Levels launched before the first read-back of the task count. */
+static int
+gs_quick_first_batch(size_t n, size_t small_cap)
+{
+	int			b = gs_log2_ceil((n + small_cap - 1) / small_cap) + GS_QUICK_FIRST_BATCH_EXTRA;
+
+	return b > GS_QUICK_BATCH ? b : GS_QUICK_BATCH;
+}
+
+/* Ranges a second-phase block takes: the merge tile, or (tests) the in-block quicksort's capacity. */
+template <typename K, bool PAIR>
+static size_t
+gs_quick_small_cap(bool block_quicksort)
+{
+	return block_quicksort ? (size_t) gs_quick_block_cap<K, PAIR>() : (size_t) gs_quick_bs_policy<K, PAIR>::TILE;
+}
+
+template <typename K, bool PAIR>
+static void
+gs_quick_make_layout(size_t n, gs_quick_layout *l)
+{
+	size_t		t = 0;
+	size_t		cap = std::min(gs_quick_small_cap<K, PAIR>(false), gs_quick_small_cap<K, PAIR>(true));
+
+	/* tasks of one level are disjoint and larger than the capacity */
+	l->max_tasks = n / cap + 2;
+	/* each task of a batch's levels yields at most two small ranges; the list is emptied per batch */
+	l->max_small = 2 * l->max_tasks * (size_t) gs_quick_first_batch(n, cap);
+	/* long fills are disjoint and longer than GS_QUICK_FILL_WARP */
+	l->max_fills = n / GS_QUICK_FILL_WARP + 2;
+#define GS_QUICK_TAKE(field, bytes) do { t = gs_align_up(t, 256); l->field = t; t += (bytes); } while (0)
+	GS_QUICK_TAKE(off_tasks[0], l->max_tasks * sizeof(gs_qtask<K>));
+	GS_QUICK_TAKE(off_tasks[1], l->max_tasks * sizeof(gs_qtask<K>));
+	GS_QUICK_TAKE(off_small, l->max_small * sizeof(gs_qrange<K>));
+	GS_QUICK_TAKE(off_fills, l->max_fills * sizeof(gs_qrange<K>));
+	GS_QUICK_TAKE(off_fallback, l->max_tasks * sizeof(gs_qrange<K>));
+	GS_QUICK_TAKE(off_first, l->max_tasks * sizeof(unsigned));
+	GS_QUICK_TAKE(off_counters, GS_QC_COUNT * sizeof(unsigned long long));
+	GS_QUICK_TAKE(off_pos, PAIR ? n * sizeof(uint32_t) : 0);
+#undef GS_QUICK_TAKE
+	l->bytes = gs_align_up(t, 256);
+}
+
+/* Launches the second phase on the nsmall ranges listed so far. */
+template <typename K, bool PAIR>
+static gs_status
+gs_quick_second_phase(const gs_qctx<K> &c, const gs_qrange<K> *small, const unsigned long long *nsmall,
+					  unsigned long long count, bool block_quicksort, int block_depth, cudaStream_t stream,
+					  gs_error *err)
+{
+	typedef gs_quick_bs_policy<K, PAIR> P;
+
+	if (count == 0)
+		return GS_OK;
+	if (block_quicksort)
+	{
+		const size_t smem = 2 * (size_t) gs_quick_block_cap<K, PAIR>() * (sizeof(K) + (PAIR ? 4 : 0));
+
+		gs_quick_block_kernel<K, PAIR><<<(unsigned) count, GS_QUICK_BLOCK_THREADS, smem, stream>>>
+			(c, small, nsmall, block_depth);
+		GS_LAUNCH_CHECK("quicksort: block launch", err);
+	}
+	else
+	{
+		gs_quick_msort_kernel<K, PAIR, P::THREADS, P::ITEMS><<<(unsigned) count, P::THREADS, P::SMEM, stream>>>
+			(c, small, nsmall);
+		GS_LAUNCH_CHECK("quicksort: block merge sort launch", err);
+	}
+	return GS_OK;
+}
+
 template <typename K, bool PAIR>
 static gs_status
 gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
 {
-	constexpr int CAP = gs_quick_block_cap<K, PAIR>();
+	typedef gs_quick_bs_policy<K, PAIR> P;
 	const size_t n = args->n;
-	const size_t block_smem = 2 * (size_t) CAP * (sizeof(K) + (PAIR ? 4 : 0));
-	const int	block_depth = gs_quick_depth_second >= 0 ? gs_quick_depth_second : 2 * gs_log2_ceil(CAP) + 4;
+	const bool	block_quicksort = gs_quick_depth_second >= 0;
+	const size_t small_cap = gs_quick_small_cap<K, PAIR>(block_quicksort);
+	const int	block_depth = gs_quick_depth_second >= 0 ? gs_quick_depth_second
+		: 2 * gs_log2_ceil(gs_quick_block_cap<K, PAIR>()) + 4;
 	const int	depth_limit = gs_quick_depth_first >= 0 ? gs_quick_depth_first : 2 * gs_log2_ceil(n) + 8;
+	const size_t part_blocks_max = (n + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K);
 	cudaStream_t stream = (cudaStream_t) args->stream;
 	unsigned char *temp = (unsigned char *) args->temp;
 	gs_quick_layout l;
@@ -829,8 +1047,10 @@ gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
 			   *fills,
 			   *fallback;
 	unsigned   *first;
-	int		   *counters;		/* 0 next tasks, 1 small, 2 fills, 3 fallback, 4.. task counts */
-	int			cur = 0;
+	unsigned long long *counters;
+	unsigned long long host_counters[GS_QC_COUNT];
+	int			level = 0;
+	gs_status	st;
 
 	gs_quick_make_layout<K, PAIR>(n, &l);
 	if (args->temp_bytes < l.bytes)
@@ -851,81 +1071,86 @@ gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
 	fills = (gs_qrange<K> *) (temp + l.off_fills);
 	fallback = (gs_qrange<K> *) (temp + l.off_fallback);
 	first = (unsigned *) (temp + l.off_first);
-	counters = (int *) (temp + l.off_counters);
+	counters = (unsigned long long *) (temp + l.off_counters);
 	args->result_selector = 1;
 
-	GS_CUDA_CHECK((gs_smem_limit<gs_quick_block_kernel<K, PAIR>>(block_smem)), err);
-	GS_CUDA_CHECK(cudaMemsetAsync(counters, 0, 8 * sizeof(int), stream), err);
+	if (block_quicksort)
+		GS_CUDA_CHECK((gs_smem_limit<gs_quick_block_kernel<K, PAIR>>(
+			2 * (size_t) gs_quick_block_cap<K, PAIR>() * (sizeof(K) + (PAIR ? 4 : 0)))), err);
+	else
+		GS_CUDA_CHECK((gs_smem_limit<gs_quick_msort_kernel<K, PAIR, P::THREADS, P::ITEMS>>(P::SMEM)), err);
+	GS_CUDA_CHECK(cudaMemsetAsync(counters, 0, GS_QC_COUNT * sizeof(unsigned long long), stream), err);
 
-	if (n <= (size_t) CAP)
+	if (n <= small_cap)
 	{
 		/* the whole input is one second-phase range */
-		gs_quick_one_range_kernel<K><<<1, 1, 0, stream>>>(small, counters + 1, n);
+		gs_quick_one_range_kernel<K><<<1, 1, 0, stream>>>(small, counters + GS_QC_SMALL, n);
 		GS_LAUNCH_CHECK("quicksort: range launch", err);
-		gs_quick_block_kernel<K, PAIR><<<1, GS_QUICK_BLOCK_THREADS, block_smem, stream>>>
-			(c, small, counters + 1, block_depth);
-		GS_LAUNCH_CHECK("quicksort: block launch", err);
-		return GS_OK;
+		return gs_quick_second_phase<K, PAIR>(c, small, counters + GS_QC_SMALL, 1, block_quicksort, block_depth,
+											  stream, err);
 	}
 
-	gs_quick_init_kernel<K, PAIR><<<1, 32, 0, stream>>>(c, tasks[0], counters + 4);
+	gs_quick_init_kernel<K, PAIR><<<1, 32, 0, stream>>>(c, tasks[0], first, counters);
 	GS_LAUNCH_CHECK("quicksort: init launch", err);
-	for (int level = 0;; level++)
+	for (int batch = gs_quick_first_batch(n, small_cap);; batch = GS_QUICK_BATCH)
 	{
-		const size_t part_blocks = (n + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K) + l.max_tasks;
-		int			ntask_next = 0;
+		/*
+		 * Levels are launched blind: each reads its size from the device, and
+		 * a level past the last one is a few empty launches.
+		 */
+		for (int i = 0; i < batch; i++, level++)
+		{
+			const int	cur = level & 1;
 
-		gs_quick_blocks_kernel<K><<<1, 1024, 0, stream>>>(tasks[cur], counters + 4 + cur, first, counters);
-		GS_LAUNCH_CHECK("quicksort: block-offset launch", err);
-		gs_quick_partition_kernel<K, PAIR><<<(unsigned) part_blocks, GS_QUICK_THREADS, 0, stream>>>
-			(c, tasks[cur], counters + 4 + cur, first, level == 0);
-		GS_LAUNCH_CHECK("quicksort: partition launch", err);
-		gs_quick_finish_kernel<K, PAIR><<<(unsigned) ((l.max_tasks * 32 + 255) / 256), 256, 0, stream>>>
-			(c, tasks[cur], counters + 4 + cur, tasks[cur ^ 1], counters, small, fills, fallback,
-			 counters + 3, CAP, depth_limit);
-		GS_LAUNCH_CHECK("quicksort: finish launch", err);
+			gs_quick_partition_kernel<K, PAIR><<<(unsigned) (part_blocks_max + l.max_tasks), GS_QUICK_THREADS, 0,
+				stream>>>(c, tasks[cur], counters + GS_QC_LEVEL + cur, counters + GS_QC_LEVEL + (cur ^ 1), first,
+						  level == 0);
+			GS_LAUNCH_CHECK("quicksort: partition launch", err);
+			gs_quick_finish_kernel<K, PAIR><<<(unsigned) ((l.max_tasks * 32 + 255) / 256), 256, 0, stream>>>
+				(c, tasks[cur], counters + GS_QC_LEVEL + cur, tasks[cur ^ 1], counters + GS_QC_LEVEL + (cur ^ 1),
+				 first, counters, small, fills, fallback, (int) small_cap, depth_limit);
+			GS_LAUNCH_CHECK("quicksort: finish launch", err);
+		}
+		GS_CUDA_CHECK(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost,
+									  stream), err);
+		GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
+		/* the batch's small ranges, then an empty list for the next batch (ranges never move again) */
+		st = gs_quick_second_phase<K, PAIR>(c, small, counters + GS_QC_SMALL, host_counters[GS_QC_SMALL],
+											block_quicksort, block_depth, stream, err);
+		if (st != GS_OK)
+			return st;
+		if ((host_counters[GS_QC_LEVEL + (level & 1)] >> GS_QUICK_BLOCK_BITS) == 0)
+			break;
+		GS_CUDA_CHECK(cudaMemsetAsync(counters + GS_QC_SMALL, 0, sizeof(unsigned long long), stream), err);
+	}
+
+	if (host_counters[GS_QC_FILLS] > 0)
+	{
 		gs_quick_fill_kernel<K, PAIR><<<264, 256, 0, stream>>>(c, fills, counters);
 		GS_LAUNCH_CHECK("quicksort: fill launch", err);
-		gs_quick_block_kernel<K, PAIR><<<(unsigned) (2 * l.max_tasks), GS_QUICK_BLOCK_THREADS, block_smem, stream>>>
-			(c, small, counters + 1, block_depth);
-		GS_LAUNCH_CHECK("quicksort: block launch", err);
-		/* the next level's task count, for the loop and for the next launches */
-		GS_CUDA_CHECK(cudaMemcpyAsync(counters + 4 + (cur ^ 1), counters, sizeof(int),
-									  cudaMemcpyDeviceToDevice, stream), err);
-		GS_CUDA_CHECK(cudaMemcpyAsync(&ntask_next, counters, sizeof(int), cudaMemcpyDeviceToHost, stream), err);
-		GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
-		if (ntask_next == 0)
-			break;
-		cur ^= 1;
 	}
 
 	/* fallback ranges (rare): merge sort each, then decode and gather */
+	for (unsigned long long i = 0; i < host_counters[GS_QC_FALLBACK]; i++)
 	{
-		int			nfb = 0;
+		gs_qrange<K> r;
+		K		   *kb[2];
+		uint32_t   *vb[2];
 
-		GS_CUDA_CHECK(cudaMemcpyAsync(&nfb, counters + 3, sizeof(int), cudaMemcpyDeviceToHost, stream), err);
+		GS_CUDA_CHECK(cudaMemcpyAsync(&r, fallback + i, sizeof(r), cudaMemcpyDeviceToHost, stream), err);
 		GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
-		for (int i = 0; i < nfb; i++)
+		kb[0] = c.keys[r.buf] + r.begin;
+		kb[1] = c.keys[r.buf ^ 1] + r.begin;
+		if (PAIR)
 		{
-			gs_qrange<K> r;
-			K		   *kb[2];
-			uint32_t   *vb[2];
-			gs_status	st;
-
-			GS_CUDA_CHECK(cudaMemcpy(&r, fallback + i, sizeof(r), cudaMemcpyDeviceToHost), err);
-			kb[0] = c.keys[r.buf] + r.begin;
-			kb[1] = c.keys[r.buf ^ 1] + r.begin;
-			if (PAIR)
-			{
-				vb[0] = c.pos[r.buf] + r.begin;
-				vb[1] = c.pos[r.buf ^ 1] + r.begin;
-			}
-			st = gs_merge_sort_ordered<K>(kb, PAIR ? vb : NULL, (size_t) (r.end - r.begin), PAIR, stream, err);
-			if (st != GS_OK)
-				return st;
-			gs_quick_fallback_out_kernel<K, PAIR><<<264, 256, 0, stream>>>(c, r.buf, r.begin, r.end);
-			GS_LAUNCH_CHECK("quicksort: fallback output launch", err);
+			vb[0] = c.pos[r.buf] + r.begin;
+			vb[1] = c.pos[r.buf ^ 1] + r.begin;
 		}
+		st = gs_merge_sort_ordered<K>(kb, PAIR ? vb : NULL, (size_t) (r.end - r.begin), PAIR, stream, err);
+		if (st != GS_OK)
+			return st;
+		gs_quick_fallback_out_kernel<K, PAIR><<<264, 256, 0, stream>>>(c, r.buf, r.begin, r.end);
+		GS_LAUNCH_CHECK("quicksort: fallback output launch", err);
 	}
 	return GS_OK;
 }
