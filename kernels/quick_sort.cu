@@ -2,8 +2,9 @@
  * quick_sort.cu: GPU quicksort (gs_quick_sort_gpu), after the thesis of seed
  * 002, chapter 4 (Cederman and Tsigas' design): a first phase in which many
  * blocks partition each large task together, then a second phase in which
- * one block sorts a task alone, by quicksort in shared memory with bitonic
- * sort at the leaves.
+ * one block sorts a task alone.  The thesis' second phase, quicksort in
+ * shared memory with bitonic sort at the leaves, is kept (see below when it
+ * runs); by default the second phase is a block merge sort.
  *
  * Changes to the thesis, for robustness:
  *   - three-way partitions (<, =, > pivot): keys equal to the pivot are
@@ -13,34 +14,34 @@
  *     them), not of three, so sorted, reversed and staggered inputs split
  *     near the middle;
  *   - a depth limit: a first-phase task deeper than 2 log2(n) + 8 levels is
- *     sorted by the merge sort (O(n log n)), a second-phase range deeper than
- *     2 log2(block capacity) + 4 by an in-place bitonic sort, so the work
- *     never degrades to quadratic;
- *   - leaves of at most 32*E keys are sorted by one warp in registers
- *     (bitonic network, shuffles), many warps at once.
+ *     sorted by the merge sort (O(n log n)), a second-phase range (in-block
+ *     quicksort) deeper than 2 log2(block capacity) + 4 by an in-place
+ *     bitonic sort, so the work never degrades to quadratic;
+ *   - in-block quicksort: leaves of at most 32*E keys are sorted by one warp
+ *     in registers (bitonic network, shuffles), many warps at once.
  * Argsort sorts (key, position) pairs, which makes the result stable; the
  * final writes gather values[0] by position.  Results go to keys[1] and
  * values[1].
  *
- * Launch structure (what made the first version slow): a level of the first
- * phase is two launches, partition and finish, with no host round trip: the
- * finish step allocates the next level's tasks and their partition blocks
- * with one 64-bit atomic (task count in the high bits, block count in the
- * low), so the blocks' first indices come out ascending and a partition
- * block finds its task by a search; the partition grid is an upper bound and
- * surplus blocks leave at once.  The host launches about log2(n / capacity)
- * + 2 levels before it reads the task count back, then 4 at a time.  Runs of
- * keys equal to a pivot are written by the finishing warp when short, and
- * the small ranges of a batch of levels are sorted by one second-phase
- * launch after its read-back (they never move again, so the second phase
- * may run any time after the level that produced them).  The second phase sorts a range by a block merge sort
- * (merge_block.cuh primitives: E keys per thread sorted in registers, then
- * merge-path rounds in shared memory, stopping once a run covers the range)
- * instead of the thesis' in-block quicksort, which spent most of its time in
- * dozens of barrier-bound partition steps per block; the in-block quicksort
- * with bitonic leaves is kept, and runs when a test sets a second-phase
- * depth limit (gs_quick_set_depth_limits), so that its fallback stays
- * exercised.
+ * Changes for speed (bench/NOTES-comparison.md, Quicksort, has the
+ * measurements): a level of the first phase is two launches, partition and
+ * finish, with no host round trip: the finish step allocates the next
+ * level's tasks and their partition blocks with one 64-bit atomic (task
+ * count in the high bits, block count in the low), so the blocks' first
+ * indices come out ascending and a partition block finds its task by a
+ * search; the partition grid is an upper bound and surplus blocks leave at
+ * once.  The host launches about log2(n / capacity) + 2 levels before it
+ * reads the task count back, then 4 at a time.  Short runs of keys equal to
+ * a pivot are written by the finishing warp, long ones by a fill kernel at
+ * the end.  The small ranges of a batch of levels are sorted by one
+ * second-phase launch after its read-back (they never move again, so the
+ * second phase may run any time after the level that produced them).  The
+ * second phase sorts a range by a block merge sort (merge_block.cuh
+ * primitives: E keys per thread sorted in registers, then merge-path rounds
+ * in shared memory, stopping once a run covers the range), which measured
+ * faster than the in-block quicksort; the in-block quicksort runs when a
+ * test sets a second-phase depth limit (gs_quick_set_depth_limits), so that
+ * it and its bitonic fallback stay exercised.
  */
 #include <stdint.h>
 #include <string.h>

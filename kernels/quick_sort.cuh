@@ -15,7 +15,10 @@ extern "C" {
  * Overrides the depth limits of the first phase (partition levels before a
  * task goes to the merge sort) and of the second phase (partitions inside a
  * block before a range goes to the bitonic sort); -1 restores the default.
- * Process-wide; for tests.
+ * The second-phase limit belongs to the thesis' in-block quicksort, which
+ * the default (a block merge sort) does not use: second_phase >= 0 also
+ * selects the in-block quicksort as the second phase.  Process-wide; for
+ * tests and benchmarks.
  */
 void		gs_quick_set_depth_limits(int first_phase, int second_phase);
 
