@@ -14,6 +14,27 @@ GS_SUDO=
 
 gs_log() { printf '== %s\n' "$*" >&2; }
 
+# bc(1) for the scripts' arithmetic where it is not installed (the GPU host's bare
+# image): reads one expression like bc does, "scale=N;" included, with awk.  Without
+# a scale the result is truncated to an integer, as bc's default scale 0 does;
+# comparisons print 1 or 0.
+if ! type -P bc >/dev/null 2>&1; then
+	bc() {
+		awk '{
+			expr = $0; scale = 0
+			if (match(expr, /scale *= *[0-9]+ *;/)) {
+				s = substr(expr, RSTART, RLENGTH); gsub(/[^0-9]/, "", s); scale = s + 0
+				expr = substr(expr, RSTART + RLENGTH)
+			}
+			cmd = "awk -v OFMT=%.10f \"BEGIN { print (" expr ") }\""
+			cmd | getline v; close(cmd)
+			if (expr ~ /[<>=]/) { print v; next }
+			f = 10 ^ scale; v = (v < 0 ? -int(-v * f) : int(v * f)) / f
+			printf "%." scale "f\n", v
+		}'
+	}
+fi
+
 # pg_config on PATH (an existing PostgreSQL, or the GPU host's bundle) wins;
 # otherwise install Debian's PostgreSQL 15 with apt.
 gs_ensure_postgres() {
