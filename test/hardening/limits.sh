@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/hardening/limits.sh: PostgreSQL's size limits and gpusort.max_device_memory (issue 6).
 #
-#   test/hardening/limits.sh [--device cpu|gpu|auto] [--quick] [--large]
+#   test/hardening/limits.sh [--device cpu|gpu|auto] [--quick] [--large [--types "int4 float8 agg"]]
 #
 # Always (CI included):
 #  - the limits themselves, from PostgreSQL 15's own definitions: MaxAllocSize
@@ -21,7 +21,8 @@
 #  - gpusort.max_device_memory smaller than the sort needs: auto sorts on the
 #    CPU with the right result (gpusort_last_run says cpu), gpu errors 54000,
 #    and the next call without the limit runs on the GPU.
-# --large (about 6-10 GB of RAM, minutes): the largest arrays sort right:
+# --large (about 6-10 GB of RAM, minutes; --types picks among int4, float8
+#    and agg to split the run): the largest arrays sort right:
 #    int4 x 134217727 (stored in a table) and float8 x 134217724 (a 1 GB
 #    value, which no table row can hold: built in the query), ascending,
 #    descending and gpu_argsort; bigint gpu_sort_agg of
@@ -36,11 +37,13 @@ set -uo pipefail
 device=cpu
 quick=0
 large=0
+types="int4 float8 agg"
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--device) device=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
 		--large) large=1; shift ;;
+		--types) types=$2; shift 2 ;;
 		-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
 		*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
@@ -281,8 +284,10 @@ EOF
 }
 
 if [ "$large" = 1 ]; then
-	largest int4 "$N4" 4
-	largest float8 "$N8" 8
+	[[ " $types " == *" int4 "* ]] && largest int4 "$N4" 4
+	[[ " $types " == *" float8 "* ]] && largest float8 "$N8" 8
+fi
+if [ "$large" = 1 ] && [[ " $types " == *" agg "* ]]; then
 	t0=$(now)
 	q -c "SELECT 'AGG', cardinality(r) = $N8 AND r[1] = 1 AND r[$N8] = $N8 AND pg_column_size(r) = $((HEADER + 8 * N8))
 	      FROM (SELECT gpu_sort_agg(x) r FROM (SELECT ($N8 + 1 - generate_series(1, $N8))::int8 x) s) t" >"$WORK/o" 2>&1
@@ -292,9 +297,8 @@ if [ "$large" = 1 ]; then
 	else
 		not_ok "gpu_sort_agg of $N8 bigint rows"; sed 's/^/#   /' "$WORK/o" | head
 	fi
-else
-	echo "# the largest arrays themselves: run with --large (6-10 GB of RAM)"
 fi
+[ "$large" = 1 ] || echo "# the largest arrays themselves: run with --large (6-10 GB of RAM)"
 
 echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "1..$T"
