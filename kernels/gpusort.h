@@ -87,8 +87,9 @@ const char *gs_algorithm_name(gs_algorithm a);	/* "auto", "radix", "merge", "bit
 const char *gs_status_name(gs_status s);		/* "ok", "invalid argument", ... */
 
 /* ------------------------------------------------------------------------
- * CPU sort (kernels/cpu_sort.c): LSD radix sort on the ordered keys, 8-bit
- * digits, passes skipped when their digit is the same for every key.  Stable,
+ * CPU sort (kernels/cpu_sort.c): LSD radix sort on the ordered keys, 11-bit
+ * digits while the data fit in cache (up to 4 MiB), 8-bit digits above, passes
+ * skipped when their digit is the same for every key.  Stable,
  * O(n) extra memory, bit-exact.  Always available.
  * ------------------------------------------------------------------------ */
 
