@@ -41,15 +41,7 @@ else
 	clients=${clients:-8} seconds=${seconds:-60} max_n=${max_n:-1000000}
 fi
 
-tap_n=0
-tap_failed=0
-ok() {	# ok STATUS TEXT: STATUS 0 is a pass
-	tap_n=$((tap_n + 1))
-	if [ "$1" = 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2"; tap_failed=$((tap_failed + 1)); fi
-}
-figure() { echo "# figure: $1 = $2 $3"; }
-finish() { echo "1..$tap_n"; exit $((tap_failed > 0)); }
-q() { timeout -k 5 "${Q_LIMIT:-120}" psql -X -A -t -q -v ON_ERROR_STOP=1 "$@"; }
+source "$here/tap.bash"
 
 echo "# concurrency: device=$device clients=$clients seconds=$seconds max_size=$max_n"
 work=$(mktemp -d /tmp/gpusort-conc.XXXXXX)

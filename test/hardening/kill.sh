@@ -40,15 +40,7 @@ else
 	backends=${backends:-4} size=${size:-4000000} rounds=${rounds:-3}
 fi
 
-tap_n=0
-tap_failed=0
-ok() {	# ok STATUS TEXT: STATUS 0 is a pass
-	tap_n=$((tap_n + 1))
-	if [ "$1" = 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2"; tap_failed=$((tap_failed + 1)); fi
-}
-figure() { echo "# figure: $1 = $2 $3"; }
-finish() { echo "1..$tap_n"; exit $((tap_failed > 0)); }
-q() { timeout -k 5 "${Q_LIMIT:-120}" psql -X -A -t -q -v ON_ERROR_STOP=1 "$@"; }
+source "$here/tap.bash"
 now_ms() { date +%s%3N; }
 
 echo "# kill: device=$device backends=$backends size=$size rounds=$rounds"
