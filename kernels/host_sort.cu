@@ -291,12 +291,17 @@ gs_from_device(void *host, const void *dev, size_t bytes, gs_transfer t, bool re
 	return gs_staged_from_device((char *) host, (const char *) dev, bytes, interrupt, interrupt_arg, err);
 }
 
-/* The benchmark's entry points: one transfer with the configured strategy, registration included. */
-gs_status
-gs_copy_to_device(void *device, const void *host, size_t bytes,
-				  gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+/*
+ * The benchmark's entry points: one transfer with the configured strategy,
+ * registration included.  to_host says the direction; host is whichever of
+ * dst and src lives in host memory.
+ */
+static gs_status
+gs_copy_one(void *dst, const void *src, size_t bytes, bool to_host,
+			gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
 {
-	gs_transfer t = gs_choose_transfer(bytes, false);
+	void	   *host = to_host ? dst : (void *) src;
+	gs_transfer t = gs_choose_transfer(bytes, to_host);
 	bool		registered = false;
 	gs_status	s = GS_OK;
 
@@ -305,35 +310,28 @@ gs_copy_to_device(void *device, const void *host, size_t bytes,
 	if (t == GS_TRANSFER_REGISTER)
 		s = gs_register(host, bytes, &registered, err);
 	if (s == GS_OK)
-		s = gs_to_device(device, host, bytes, t, registered, interrupt, interrupt_arg, err);
-	if (s != GS_OK)
-		(void) cudaStreamSynchronize(gs_device_stream());
-	if (registered)
-		(void) cudaHostUnregister((void *) host);
-	gs_last_transfer = t;
-	return s;
-}
-
-gs_status
-gs_copy_from_device(void *host, const void *device, size_t bytes,
-					gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
-{
-	gs_transfer t = gs_choose_transfer(bytes, true);
-	bool		registered = false;
-	gs_status	s = GS_OK;
-
-	if (gs_device_current() < 0 || gs_device_stream() == NULL)
-		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "no device is open");
-	if (t == GS_TRANSFER_REGISTER)
-		s = gs_register(host, bytes, &registered, err);
-	if (s == GS_OK)
-		s = gs_from_device(host, device, bytes, t, registered, interrupt, interrupt_arg, err);
+		s = to_host ? gs_from_device(dst, src, bytes, t, registered, interrupt, interrupt_arg, err)
+			: gs_to_device(dst, src, bytes, t, registered, interrupt, interrupt_arg, err);
 	if (s != GS_OK)
 		(void) cudaStreamSynchronize(gs_device_stream());
 	if (registered)
 		(void) cudaHostUnregister(host);
 	gs_last_transfer = t;
 	return s;
+}
+
+gs_status
+gs_copy_to_device(void *device, const void *host, size_t bytes,
+				  gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	return gs_copy_one(device, host, bytes, false, interrupt, interrupt_arg, err);
+}
+
+gs_status
+gs_copy_from_device(void *host, const void *device, size_t bytes,
+					gs_interrupt_fn interrupt, void *interrupt_arg, gs_error *err)
+{
+	return gs_copy_one(host, device, bytes, true, interrupt, interrupt_arg, err);
 }
 
 /* ------------------------------------------------------------------------

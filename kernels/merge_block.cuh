@@ -182,4 +182,68 @@ gs_serial_merge(const K *sk, const uint32_t *sv, int a, int a_end, int b, int b_
 	}
 }
 
+/*
+ * Block sort of one tile held in shared memory: on entry sk[0, THREADS*ITEMS)
+ * (and sv when VALUES) hold the tile in any order, written by the caller's
+ * striped load and followed by a __syncthreads(); on return they hold it
+ * sorted, visible to the whole block, for the caller's striped store.  Each
+ * thread takes ITEMS consecutive keys (ITEMS odd: thread t's reads t*ITEMS + i
+ * fall in 32 distinct banks), sorts them in registers, then pairs of runs are
+ * merged by merge path until one run covers the first `cover` keys (a caller
+ * whose tile holds fewer real keys than THREADS*ITEMS stops early: the rounds
+ * beyond would merge only the padding, which sorts last).  Stable; ordered by
+ * (key, value) when PAIR.
+ */
+template <typename K, int THREADS, int ITEMS, bool VALUES, bool PAIR>
+static __device__ __forceinline__ void
+gs_block_merge_sort(K *sk, uint32_t *sv, int cover)
+{
+	const int	tid = threadIdx.x;
+	K			k[ITEMS];
+	uint32_t	v[ITEMS];
+
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+	{
+		k[i] = sk[tid * ITEMS + i];
+		v[i] = VALUES ? sv[tid * ITEMS + i] : 0;
+	}
+	gs_thread_sort<K, ITEMS, VALUES, PAIR>(k, v);
+
+	/* each round ends, and the last round returns, with the runs in shared memory */
+	for (int run = ITEMS;; run *= 2)
+	{
+		int			idx[ITEMS];
+		int			threads_per_pair,
+					pair_base,
+					diag,
+					a;
+
+		__syncthreads();
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			sk[tid * ITEMS + i] = k[i];
+			if (VALUES)
+				sv[tid * ITEMS + i] = v[i];
+		}
+		__syncthreads();
+		if (run >= cover)
+			return;
+		threads_per_pair = 2 * run / ITEMS;
+		pair_base = (tid / threads_per_pair) * 2 * run;
+		diag = (tid % threads_per_pair) * ITEMS;
+		a = gs_merge_path<K, PAIR>(sk + pair_base, sv + pair_base, run,
+								   sk + pair_base + run, sv + pair_base + run, run, diag);
+		gs_serial_merge<K, ITEMS, PAIR>(sk, sv, pair_base + a, pair_base + run,
+										pair_base + run + diag - a, pair_base + 2 * run, k, idx);
+		if (VALUES)
+		{
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+				v[i] = sv[idx[i]];
+		}
+	}
+}
+
 #endif							/* GPUSORT_MERGE_BLOCK_CUH */

@@ -100,8 +100,6 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 	const size_t base = (size_t) blockIdx.x * TILE;
 	const int	count = (int) min((size_t) TILE, n - base);
 	const int	tid = threadIdx.x;
-	K			k[ITEMS];
-	uint32_t	v[ITEMS];
 
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
@@ -120,54 +118,7 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 			sv[j] = j < count ? vals_in[base + j] : UINT32_MAX;
 	}
 	__syncthreads();
-	/* E odd: thread t's reads tid*E + i fall in 32 distinct banks */
-#pragma unroll
-	for (int i = 0; i < ITEMS; i++)
-	{
-		k[i] = sk[tid * ITEMS + i];
-		if (VALUES)
-			v[i] = sv[tid * ITEMS + i];
-	}
-	gs_thread_sort<K, ITEMS, VALUES, PAIR>(k, v);
-
-	for (int run = ITEMS; run < TILE; run *= 2)
-	{
-		const int	threads_per_pair = 2 * run / ITEMS;
-		const int	pair_base = (tid / threads_per_pair) * 2 * run;
-		const int	diag = (tid % threads_per_pair) * ITEMS;
-		int			idx[ITEMS];
-		int			a;
-
-		__syncthreads();
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			sk[tid * ITEMS + i] = k[i];
-			if (VALUES)
-				sv[tid * ITEMS + i] = v[i];
-		}
-		__syncthreads();
-		a = gs_merge_path<K, PAIR>(sk + pair_base, sv + pair_base, run,
-								   sk + pair_base + run, sv + pair_base + run, run, diag);
-		gs_serial_merge<K, ITEMS, PAIR>(sk, sv, pair_base + a, pair_base + run,
-										pair_base + run + diag - a, pair_base + 2 * run, k, idx);
-		if (VALUES)
-		{
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-				v[i] = sv[idx[i]];
-		}
-	}
-
-	__syncthreads();
-#pragma unroll
-	for (int i = 0; i < ITEMS; i++)
-	{
-		sk[tid * ITEMS + i] = k[i];
-		if (VALUES)
-			sv[tid * ITEMS + i] = v[i];
-	}
-	__syncthreads();
+	gs_block_merge_sort<K, THREADS, ITEMS, VALUES, PAIR>(sk, sv, TILE);
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{

@@ -743,46 +743,27 @@ gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned l
 										le = b + lt_total,
 										rb = e - gt_total,
 										re = e;
-							bool		left_small = le - lb <= re - rb;
+							auto		push = [&](int pb, int pe) {
+								if (pe > pb)
+								{
+									st_b[nstack] = pb;
+									st_e[nstack] = pe;
+									st_buf[nstack] = x ^ 1;
+									st_d[nstack] = d + 1;
+									nstack++;
+								}
+							};
 
 							/* push the larger side first so the smaller is sorted first */
-							if (left_small)
+							if (le - lb <= re - rb)
 							{
-								if (re > rb)
-								{
-									st_b[nstack] = rb;
-									st_e[nstack] = re;
-									st_buf[nstack] = x ^ 1;
-									st_d[nstack] = d + 1;
-									nstack++;
-								}
-								if (le > lb)
-								{
-									st_b[nstack] = lb;
-									st_e[nstack] = le;
-									st_buf[nstack] = x ^ 1;
-									st_d[nstack] = d + 1;
-									nstack++;
-								}
+								push(rb, re);
+								push(lb, le);
 							}
 							else
 							{
-								if (le > lb)
-								{
-									st_b[nstack] = lb;
-									st_e[nstack] = le;
-									st_buf[nstack] = x ^ 1;
-									st_d[nstack] = d + 1;
-									nstack++;
-								}
-								if (re > rb)
-								{
-									st_b[nstack] = rb;
-									st_e[nstack] = re;
-									st_buf[nstack] = x ^ 1;
-									st_d[nstack] = d + 1;
-									nstack++;
-								}
+								push(lb, le);
+								push(rb, re);
 							}
 						}
 						__syncthreads();
@@ -798,7 +779,7 @@ gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned l
 
 /*
  * The default second phase: one block sorts one range of at most TILE keys
- * by merge sort (the merge sort's primitives, merge_block.cuh): a striped
+ * by merge sort (merge_block.cuh's gs_block_merge_sort): a striped
  * load with the key transform on level 0, padding with the largest key (and
  * position, so padding sorts after any real key), a transpose to ITEMS
  * consecutive keys per thread, a sorting network in registers, then
@@ -815,8 +796,6 @@ gs_quick_msort_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned l
 	K		   *sk = (K *) gs_smem;
 	uint32_t   *sv = (uint32_t *) (sk + TILE);
 	const int	tid = threadIdx.x;
-	K			k[ITEMS];
-	uint32_t	v[ITEMS];
 
 	if (blockIdx.x >= *nranges)
 		return;
@@ -839,53 +818,7 @@ gs_quick_msort_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned l
 				sv[j] = p;
 		}
 		__syncthreads();
-		/* ITEMS odd: thread t's reads t*ITEMS + i fall in 32 distinct banks */
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			k[i] = sk[tid * ITEMS + i];
-			v[i] = PAIR ? sv[tid * ITEMS + i] : 0;
-		}
-		gs_thread_sort<K, ITEMS, PAIR, PAIR>(k, v);
-
-		for (int run = ITEMS; run < count; run *= 2)
-		{
-			const int	threads_per_pair = 2 * run / ITEMS;
-			const int	pair_base = (tid / threads_per_pair) * 2 * run;
-			const int	diag = (tid % threads_per_pair) * ITEMS;
-			int			idx[ITEMS];
-			int			a;
-
-			__syncthreads();
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				sk[tid * ITEMS + i] = k[i];
-				if (PAIR)
-					sv[tid * ITEMS + i] = v[i];
-			}
-			__syncthreads();
-			a = gs_merge_path<K, PAIR>(sk + pair_base, sv + pair_base, run,
-									   sk + pair_base + run, sv + pair_base + run, run, diag);
-			gs_serial_merge<K, ITEMS, PAIR>(sk, sv, pair_base + a, pair_base + run,
-											pair_base + run + diag - a, pair_base + 2 * run, k, idx);
-			if (PAIR)
-			{
-#pragma unroll
-				for (int i = 0; i < ITEMS; i++)
-					v[i] = sv[idx[i]];
-			}
-		}
-
-		__syncthreads();
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			sk[tid * ITEMS + i] = k[i];
-			if (PAIR)
-				sv[tid * ITEMS + i] = v[i];
-		}
-		__syncthreads();
+		gs_block_merge_sort<K, THREADS, ITEMS, PAIR, PAIR>(sk, sv, count);
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
 		{
