@@ -96,7 +96,7 @@ bench/bin/%: bench/%.c $(KERNEL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_PROG) -o $@ $< $(KERNEL_LIB) $(CUDA_LIBS) -lm
 
-bench/bin/%: bench/%.cu $(KERNEL_LIB)
+bench/bin/%: bench/%.cu $(KERNEL_LIB) $(wildcard bench/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Ikernels -o $@ $< $(KERNEL_LIB) -lm
 

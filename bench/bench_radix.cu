@@ -14,7 +14,6 @@
  */
 #include <algorithm>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -31,88 +30,10 @@
 #include "gpusort.h"
 #include "radix_dispatch.cuh"
 #include "../test/distributions.h"
-
-#define CHECK(call) \
-	do { \
-		cudaError_t e_ = (call); \
-		if (e_ != cudaSuccess) \
-		{ \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-			exit(1); \
-		} \
-	} while (0)
-
-static cudaStream_t stream;
-
-/* Device buffers shared by every implementation and size. */
-typedef struct bench_buffers
-{
-	size_t		bytes;			/* per key buffer */
-	void	   *pristine;		/* the input, never sorted */
-	void	   *keys[2];
-	uint32_t   *iota;			/* 0 .. n-1, the argsort payload, never sorted */
-	uint32_t   *values[2];
-	void	   *temp;
-	size_t		temp_bytes;
-} bench_buffers;
-
-static bench_buffers buf;
-
-static void
-ensure_temp(size_t bytes)
-{
-	if (bytes <= buf.temp_bytes)
-		return;
-	CHECK(cudaFree(buf.temp));
-	CHECK(cudaMalloc(&buf.temp, bytes));
-	buf.temp_bytes = bytes;
-}
-
-/* Restores keys[0] (and values[0]) to the input before a run. */
-static void
-restore(size_t n, size_t w, bool pairs)
-{
-	CHECK(cudaMemcpyAsync(buf.keys[0], buf.pristine, n * w, cudaMemcpyDeviceToDevice, stream));
-	if (pairs)
-		CHECK(cudaMemcpyAsync(buf.values[0], buf.iota, n * 4, cudaMemcpyDeviceToDevice, stream));
-}
+#include "bench_common.cuh"
 
 /* One implementation's sort of keys[0] (and values[0]); returns the buffer holding the result. */
 typedef int (*sort_fn) (gs_type t, size_t n, bool pairs);
-
-static int
-sort_ours(gs_type t, size_t n, bool pairs)
-{
-	gs_gpu_sort_args a;
-	gs_error	err;
-
-	memset(&a, 0, sizeof(a));
-	a.type = t;
-	a.algorithm = GS_ALGO_RADIX;
-	a.n = n;
-	a.keys[0] = buf.keys[0];
-	a.keys[1] = buf.keys[1];
-	if (pairs)
-	{
-		a.values[0] = buf.values[0];
-		a.values[1] = buf.values[1];
-	}
-	a.stream = stream;
-	if (gs_gpu_sort(&a, &err) != GS_OK)
-	{
-		fprintf(stderr, "size query: %s\n", err.message);
-		exit(1);
-	}
-	ensure_temp(a.temp_bytes);
-	a.temp = buf.temp;
-	a.temp_bytes = buf.temp_bytes;
-	if (gs_gpu_sort(&a, &err) != GS_OK)
-	{
-		fprintf(stderr, "gs_gpu_sort: %s\n", err.message);
-		exit(1);
-	}
-	return a.result_selector;
-}
 
 template <typename K>
 static int
@@ -162,36 +83,6 @@ sort_thrust(gs_type t, size_t n, bool pairs)
 	return t == GS_INT4 ? sort_thrust_typed<int32_t>(n, pairs) : sort_thrust_typed<double>(n, pairs);
 }
 
-/* Median time in ms of runs sorts, after warm-up; *selector gets the result buffer. */
-template <typename F>
-static double
-time_sort(F sort, size_t n, size_t w, bool pairs, int runs, int *selector)
-{
-	cudaEvent_t start, stop;
-	std::vector<float> ms;
-
-	CHECK(cudaEventCreate(&start));
-	CHECK(cudaEventCreate(&stop));
-	for (int r = 0; r < runs + 2; r++)
-	{
-		float		t;
-
-		restore(n, w, pairs);
-		CHECK(cudaEventRecord(start, stream));
-		*selector = sort();
-		CHECK(cudaEventRecord(stop, stream));
-		CHECK(cudaEventSynchronize(stop));
-		CHECK(cudaGetLastError());
-		CHECK(cudaEventElapsedTime(&t, start, stop));
-		if (r >= 2)
-			ms.push_back(t);
-	}
-	CHECK(cudaEventDestroy(start));
-	CHECK(cudaEventDestroy(stop));
-	std::sort(ms.begin(), ms.end());
-	return ms[ms.size() / 2];
-}
-
 /* Device-to-device copy bandwidth, counting bytes read plus bytes written. */
 static double
 copy_bandwidth(size_t bytes)
@@ -215,28 +106,6 @@ copy_bandwidth(size_t bytes)
 	}
 	std::sort(ms.begin(), ms.end());
 	return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
-}
-
-/* Fills n keys on all cores (chunks with their own seeds: same distribution). */
-static void
-fill_parallel(gs_type t, gs_dist d, void *out, size_t n)
-{
-	const size_t chunks = 64;
-	size_t		w = gs_type_size(t);
-	std::vector<std::thread> pool;
-
-	for (unsigned th = 0; th < 16; th++)
-		pool.emplace_back([=]() {
-			for (size_t c = th; c < chunks; c += 16)
-			{
-				size_t		lo = n * c / chunks,
-							hi = n * (c + 1) / chunks;
-
-				gs_fill(t, d, (char *) out + lo * w, hi - lo, 42 + c);
-			}
-		});
-	for (auto &p : pool)
-		p.join();
 }
 
 /* How many 8-bit digits of the ordered keys vary: the passes our sort runs. */
@@ -320,18 +189,7 @@ sort_policy(gs_type t, size_t n, bool pairs)
 				sms = 0;
 
 	(void) pairs;
-	memset(&a, 0, sizeof(a));
-	a.type = t;
-	a.algorithm = GS_ALGO_RADIX;
-	a.n = n;
-	a.keys[0] = buf.keys[0];
-	a.keys[1] = buf.keys[1];
-	if (PAIRS)
-	{
-		a.values[0] = buf.values[0];
-		a.values[1] = buf.values[1];
-	}
-	a.stream = stream;
+	sort_args(&a, GS_ALGO_RADIX, t, n, PAIRS);
 	gs_radix_dispatch<K, PAIRS, P>::sort(&a, 0, 0, &err);
 	ensure_temp(a.temp_bytes);
 	a.temp = buf.temp;
@@ -427,7 +285,7 @@ profile(void *host_int4, void *host_narrow, size_t n)
 	{
 		CHECK(cudaMemcpy(buf.pristine, h, n * 4, cudaMemcpyHostToDevice));
 		restore(n, 4, false);
-		sort_ours(GS_INT4, n, false);
+		sort_ours(GS_ALGO_RADIX, GS_INT4, n, false);
 		CHECK(cudaStreamSynchronize(stream));
 	}
 }
@@ -564,7 +422,7 @@ main(int argc, char **argv)
 				unsigned long long bad;
 				void	   *ours_copy;
 
-				ours = time_sort([&]() { return sort_ours(c.t, n, pairs); }, n, w, pairs, runs, &sel_ours);
+				ours = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, c.t, n, pairs); }, n, w, pairs, runs, &sel_ours);
 				/* keep our result for the check against CUB's (both are stable) */
 				CHECK(cudaMalloc(&ours_copy, n * (w + 4)));
 				CHECK(cudaMemcpy(ours_copy, buf.keys[sel_ours], n * w, cudaMemcpyDeviceToDevice));
