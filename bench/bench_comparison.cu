@@ -22,7 +22,6 @@
 #include <numeric>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -42,31 +41,8 @@
 #include "merge_sort.cuh"
 #include "worst_case.h"
 #include "../test/distributions.h"
+#include "bench_common.cuh"
 
-#define CHECK(call) \
-	do { \
-		cudaError_t e_ = (call); \
-		if (e_ != cudaSuccess) \
-		{ \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-			exit(1); \
-		} \
-	} while (0)
-
-static cudaStream_t stream;
-
-typedef struct bench_buffers
-{
-	size_t		capacity;		/* keys per buffer */
-	void	   *pristine;
-	void	   *keys[2];
-	uint32_t   *iota;
-	uint32_t   *values[2];
-	void	   *temp;
-	size_t		temp_bytes;
-} bench_buffers;
-
-static bench_buffers buf;
 static std::string report;		/* everything printed, for --out */
 
 static void
@@ -83,10 +59,11 @@ out(const char *fmt,...)
 	report += line;
 }
 
+/* Grows buf to n keys of either type (8 bytes at most) and n values; frees the old buffers. */
 static void
 reserve(size_t n)
 {
-	if (n <= buf.capacity)
+	if (n * 8 <= buf.bytes)
 		return;
 	CHECK(cudaFree(buf.pristine));
 	CHECK(cudaFree(buf.iota));
@@ -108,17 +85,7 @@ reserve(size_t n)
 		std::iota(io.begin(), io.end(), 0u);
 		CHECK(cudaMemcpy(buf.iota, io.data(), n * 4, cudaMemcpyHostToDevice));
 	}
-	buf.capacity = n;
-}
-
-static void
-ensure_temp(size_t bytes)
-{
-	if (bytes <= buf.temp_bytes)
-		return;
-	CHECK(cudaFree(buf.temp));
-	CHECK(cudaMalloc(&buf.temp, bytes));
-	buf.temp_bytes = bytes;
+	buf.bytes = n * 8;
 }
 
 static void
@@ -128,49 +95,7 @@ upload(const void *host, size_t n, size_t w)
 	CHECK(cudaMemcpy(buf.pristine, host, n * w, cudaMemcpyHostToDevice));
 }
 
-static void
-restore(size_t n, size_t w, bool pairs)
-{
-	CHECK(cudaMemcpyAsync(buf.keys[0], buf.pristine, n * w, cudaMemcpyDeviceToDevice, stream));
-	if (pairs)
-		CHECK(cudaMemcpyAsync(buf.values[0], buf.iota, n * 4, cudaMemcpyDeviceToDevice, stream));
-}
-
 /* ---- the sorts ---- */
-
-static int
-sort_ours(gs_algorithm algo, gs_type t, size_t n, bool pairs)
-{
-	gs_gpu_sort_args a;
-	gs_error	err;
-
-	memset(&a, 0, sizeof(a));
-	a.type = t;
-	a.algorithm = algo;
-	a.n = n;
-	a.keys[0] = buf.keys[0];
-	a.keys[1] = buf.keys[1];
-	if (pairs)
-	{
-		a.values[0] = buf.values[0];
-		a.values[1] = buf.values[1];
-	}
-	a.stream = stream;
-	if (gs_gpu_sort(&a, &err) != GS_OK)
-	{
-		fprintf(stderr, "size query (%s): %s\n", gs_algorithm_name(algo), err.message);
-		exit(1);
-	}
-	ensure_temp(a.temp_bytes);
-	a.temp = buf.temp;
-	a.temp_bytes = buf.temp_bytes;
-	if (gs_gpu_sort(&a, &err) != GS_OK)
-	{
-		fprintf(stderr, "gs_gpu_sort (%s): %s\n", gs_algorithm_name(algo), err.message);
-		exit(1);
-	}
-	return a.result_selector;
-}
 
 struct less_op
 {
@@ -231,37 +156,6 @@ sort_thrust_cmp(gs_type t, size_t n, bool pairs)
 	return t == GS_INT4 ? sort_thrust_cmp_typed<int32_t>(n, pairs) : sort_thrust_cmp_typed<double>(n, pairs);
 }
 
-/* Median ms of runs sorts after two warm-ups; *selector gets the result buffer. */
-template <typename F>
-static double
-time_sort(F sort, size_t n, size_t w, bool pairs, int runs, int *selector)
-{
-	cudaEvent_t start,
-				stop;
-	std::vector<float> ms;
-
-	CHECK(cudaEventCreate(&start));
-	CHECK(cudaEventCreate(&stop));
-	for (int r = 0; r < runs + 2; r++)
-	{
-		float		t;
-
-		restore(n, w, pairs);
-		CHECK(cudaEventRecord(start, stream));
-		*selector = sort();
-		CHECK(cudaEventRecord(stop, stream));
-		CHECK(cudaEventSynchronize(stop));
-		CHECK(cudaGetLastError());
-		CHECK(cudaEventElapsedTime(&t, start, stop));
-		if (r >= 2)
-			ms.push_back(t);
-	}
-	CHECK(cudaEventDestroy(start));
-	CHECK(cudaEventDestroy(stop));
-	std::sort(ms.begin(), ms.end());
-	return ms[ms.size() / 2];
-}
-
 /* Checks the sorted result against the host copy sorted by the ordered keys (cheap spot check: order only). */
 static bool
 check_sorted(gs_type t, size_t n, int selector, bool raw_order)
@@ -292,27 +186,6 @@ check_sorted(gs_type t, size_t n, int selector, bool raw_order)
 			return false;
 	}
 	return true;
-}
-
-static void
-fill_parallel(gs_type t, gs_dist d, void *dst, size_t n)
-{
-	const size_t chunks = 64;
-	size_t		w = gs_type_size(t);
-	std::vector<std::thread> pool;
-
-	for (unsigned th = 0; th < 16; th++)
-		pool.emplace_back([=]() {
-			for (size_t c = th; c < chunks; c += 16)
-			{
-				size_t		lo = n * c / chunks,
-							hi = n * (c + 1) / chunks;
-
-				gs_fill(t, d, (char *) dst + lo * w, hi - lo, 42 + c);
-			}
-		});
-	for (auto &p : pool)
-		p.join();
 }
 
 static void
