@@ -31,19 +31,10 @@
 #include "device_internal.h"
 #include "keys.h"
 #include "../test/distributions.h"
+#include "bench_common.cuh"
 
 #define WARMUP 2
 #define REPS 11
-
-#define CK(call) \
-	do { \
-		cudaError_t e_ = (call); \
-		if (e_ != cudaSuccess) \
-		{ \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-			exit(1); \
-		} \
-	} while (0)
 
 #define GS(call) \
 	do { \
@@ -144,6 +135,30 @@ fresh_free(fresh_mem m)
 	munmap(m.base, m.len);
 }
 
+/*
+ * Median ms of op(m), each time on a fresh mapping m of bytes (WARMUP calls
+ * untimed first); undo(m), untimed, runs before m is unmapped.
+ */
+template <typename F, typename U>
+static double
+time_fresh(size_t bytes, bool huge, F op, U undo)
+{
+	std::vector<double> t;
+
+	for (int i = 0; i < WARMUP + REPS; i++)
+	{
+		fresh_mem	m = fresh(bytes, huge);
+		double		t0 = now_ms();
+
+		op(m);
+		if (i >= WARMUP)
+			t.push_back(now_ms() - t0);
+		undo(m);
+		fresh_free(m);
+	}
+	return median(t);
+}
+
 static void
 print_file(const char *label, const char *path)
 {
@@ -184,9 +199,9 @@ bench_bandwidth(void)
 	void	   *dev;
 	cudaStream_t stream = gs_device_stream();
 
-	CK(cudaHostAlloc((void **) &pinned, max, cudaHostAllocDefault));
+	CHECK(cudaHostAlloc((void **) &pinned, max, cudaHostAllocDefault));
 	memset(pinned, 1, max);
-	CK(cudaMalloc(&dev, max));
+	CHECK(cudaMalloc(&dev, max));
 
 	printf("## 1. Bandwidth, GB/s (median of %d; pageable buffers pre-faulted unless \"fresh\")\n\n", REPS);
 	print_file("transparent huge pages", "/sys/kernel/mm/transparent_hugepage/enabled");
@@ -229,20 +244,20 @@ bench_bandwidth(void)
 
 	row("memcpy, one thread", [&](size_t s) { memcpy(host2, host, s); });
 	row("pinned H2D (cudaMemcpyAsync)", [&](size_t s) {
-		CK(cudaMemcpyAsync(dev, pinned, s, cudaMemcpyHostToDevice, stream));
-		CK(cudaStreamSynchronize(stream));
+		CHECK(cudaMemcpyAsync(dev, pinned, s, cudaMemcpyHostToDevice, stream));
+		CHECK(cudaStreamSynchronize(stream));
 	});
 	row("pinned D2H (cudaMemcpyAsync)", [&](size_t s) {
-		CK(cudaMemcpyAsync(pinned, dev, s, cudaMemcpyDeviceToHost, stream));
-		CK(cudaStreamSynchronize(stream));
+		CHECK(cudaMemcpyAsync(pinned, dev, s, cudaMemcpyDeviceToHost, stream));
+		CHECK(cudaStreamSynchronize(stream));
 	});
 	row("pageable H2D (cudaMemcpy)", [&](size_t s) {
-		CK(cudaMemcpyAsync(dev, host, s, cudaMemcpyHostToDevice, stream));
-		CK(cudaStreamSynchronize(stream));
+		CHECK(cudaMemcpyAsync(dev, host, s, cudaMemcpyHostToDevice, stream));
+		CHECK(cudaStreamSynchronize(stream));
 	});
 	row("pageable D2H (cudaMemcpy)", [&](size_t s) {
-		CK(cudaMemcpyAsync(host, dev, s, cudaMemcpyDeviceToHost, stream));
-		CK(cudaStreamSynchronize(stream));
+		CHECK(cudaMemcpyAsync(host, dev, s, cudaMemcpyDeviceToHost, stream));
+		CHECK(cudaStreamSynchronize(stream));
 	});
 	/* register and unregister apart: time each around the other */
 	{
@@ -256,9 +271,9 @@ bench_bandwidth(void)
 				double		t0 = now_ms(),
 							t1;
 
-				CK(cudaHostRegister(host, s, cudaHostRegisterDefault));
+				CHECK(cudaHostRegister(host, s, cudaHostRegisterDefault));
 				t1 = now_ms();
-				CK(cudaHostUnregister(host));
+				CHECK(cudaHostUnregister(host));
 				if (i >= WARMUP)
 					reg.push_back(t1 - t0);
 			}
@@ -273,9 +288,9 @@ bench_bandwidth(void)
 			{
 				double		t1;
 
-				CK(cudaHostRegister(host, s, cudaHostRegisterDefault));
+				CHECK(cudaHostRegister(host, s, cudaHostRegisterDefault));
 				t1 = now_ms();
-				CK(cudaHostUnregister(host));
+				CHECK(cudaHostUnregister(host));
 				if (i >= WARMUP)
 					unreg.push_back(now_ms() - t1);
 			}
@@ -287,74 +302,44 @@ bench_bandwidth(void)
 			printf("\n| cudaHostRegister of fresh memory%s; GB/s and ms |", huge ? ", MADV_HUGEPAGE" : "");
 			for (size_t s : sizes)
 			{
-				std::vector<double> reg;
+				double		ms = time_fresh(s, huge,
+											[&](fresh_mem m) { CHECK(cudaHostRegister(m.p, s, cudaHostRegisterDefault)); },
+											[&](fresh_mem m) { CHECK(cudaHostUnregister(m.p)); });
 
-				for (int i = 0; i < WARMUP + REPS; i++)
-				{
-					fresh_mem	m = fresh(s, huge);
-					double		t0 = now_ms();
-
-					CK(cudaHostRegister(m.p, s, cudaHostRegisterDefault));
-					if (i >= WARMUP)
-						reg.push_back(now_ms() - t0);
-					CK(cudaHostUnregister(m.p));
-					fresh_free(m);
-				}
-				printf(" %.1f (%.3f ms) |", gbps(s, median(reg)), median(reg));
+				printf(" %.1f (%.3f ms) |", gbps(s, ms), ms);
 			}
 			printf("\n| memcpy into fresh memory%s |", huge ? ", MADV_HUGEPAGE" : "");
 			for (size_t s : sizes)
-			{
-				std::vector<double> t;
-
-				for (int i = 0; i < WARMUP + REPS; i++)
-				{
-					fresh_mem	m = fresh(s, huge);
-					double		t0 = now_ms();
-
-					memcpy(m.p, host, s);
-					if (i >= WARMUP)
-						t.push_back(now_ms() - t0);
-					fresh_free(m);
-				}
-				printf(" %.1f |", gbps(s, median(t)));
-			}
+				printf(" %.1f |", gbps(s, time_fresh(s, huge, [&](fresh_mem m) { memcpy(m.p, host, s); },
+													 [](fresh_mem) {})));
 		}
 		printf("\n| madvise(MADV_POPULATE_WRITE) of fresh memory |");
 		for (size_t s : sizes)
 		{
-			std::vector<double> t;
 			bool		failed = false;
-
-			for (int i = 0; i < WARMUP + REPS; i++)
-			{
-				fresh_mem	m = fresh(s, false);
-				double		t0 = now_ms();
-
+			double		ms = time_fresh(s, false, [&](fresh_mem m) {
 				if (madvise(m.p, s, 23 /* MADV_POPULATE_WRITE, Linux 5.14 */ ) != 0)
 					failed = true;
-				if (i >= WARMUP)
-					t.push_back(now_ms() - t0);
-				fresh_free(m);
-			}
+			}, [](fresh_mem) {});
+
 			if (failed)
 				printf(" failed |");
 			else
-				printf(" %.1f |", gbps(s, median(t)));
+				printf(" %.1f |", gbps(s, ms));
 		}
 		printf("\n");
 	}
 	row("register + H2D + unregister", [&](size_t s) {
-		CK(cudaHostRegister(host, s, cudaHostRegisterDefault));
-		CK(cudaMemcpyAsync(dev, host, s, cudaMemcpyHostToDevice, stream));
-		CK(cudaStreamSynchronize(stream));
-		CK(cudaHostUnregister(host));
+		CHECK(cudaHostRegister(host, s, cudaHostRegisterDefault));
+		CHECK(cudaMemcpyAsync(dev, host, s, cudaMemcpyHostToDevice, stream));
+		CHECK(cudaStreamSynchronize(stream));
+		CHECK(cudaHostUnregister(host));
 	});
 	row("register + D2H + unregister", [&](size_t s) {
-		CK(cudaHostRegister(host, s, cudaHostRegisterDefault));
-		CK(cudaMemcpyAsync(host, dev, s, cudaMemcpyDeviceToHost, stream));
-		CK(cudaStreamSynchronize(stream));
-		CK(cudaHostUnregister(host));
+		CHECK(cudaHostRegister(host, s, cudaHostRegisterDefault));
+		CHECK(cudaMemcpyAsync(host, dev, s, cudaMemcpyDeviceToHost, stream));
+		CHECK(cudaStreamSynchronize(stream));
+		CHECK(cudaHostUnregister(host));
 	});
 
 	/* An alternative not in the library: register 16 MB pieces, each DMA overlapping the next register. */
@@ -365,12 +350,12 @@ bench_bandwidth(void)
 		{
 			size_t		len = std::min(piece, s - off);
 
-			CK(cudaHostRegister(host + off, len, cudaHostRegisterDefault));
-			CK(cudaMemcpyAsync((char *) dev + off, host + off, len, cudaMemcpyHostToDevice, stream));
+			CHECK(cudaHostRegister(host + off, len, cudaHostRegisterDefault));
+			CHECK(cudaMemcpyAsync((char *) dev + off, host + off, len, cudaMemcpyHostToDevice, stream));
 		}
-		CK(cudaStreamSynchronize(stream));
+		CHECK(cudaStreamSynchronize(stream));
 		for (size_t off = 0; off < s; off += piece)
-			CK(cudaHostUnregister(host + off));
+			CHECK(cudaHostUnregister(host + off));
 	});
 
 	/* The library's strategies (gs_copy_to_device / gs_copy_from_device). */
@@ -397,8 +382,8 @@ bench_bandwidth(void)
 	}
 	printf("\n");
 
-	CK(cudaFree(dev));
-	CK(cudaFreeHost(pinned));
+	CHECK(cudaFree(dev));
+	CHECK(cudaFreeHost(pinned));
 	free(host);
 	free(host2);
 	gs_device_release();
