@@ -69,12 +69,8 @@ if [ "${GS_HARDENING_REUSE_CLUSTER:-0}" != 1 ]; then
 fi
 export PGOPTIONS="${PGOPTIONS:-} -c gpusort.device=$device"
 
-T=0
-FAILED=0
-ok() { T=$((T + 1)); echo "ok $T - $*"; }
-not_ok() { T=$((T + 1)); FAILED=$((FAILED + 1)); echo "not ok $T - $*"; }
-check() { local c=$1; shift; if [ "$c" = 0 ]; then ok "$@"; else not_ok "$@"; fi; }
-figure() { echo "# figure: $1 = $2 $3"; }
+source "$HERE/tap.bash"
+# its own q: making the data takes minutes on 2 cores, past tap.bash's limit
 q() { timeout 600 psql -X -At -q -v ON_ERROR_STOP=1 "$@"; }
 
 VICTIM=gs_cancel_victim
@@ -219,7 +215,7 @@ trial() {
 	if ! grep -q '57014' "$out"; then
 		# the query ended first (or failed otherwise): no latency
 		if grep -q 'ERROR' "$out"; then
-			not_ok "$name $mode at $at ms: unexpected error"
+			fail "$name $mode at $at ms: unexpected error"
 			grep ERROR "$out" | head -3 | sed 's/^/#   /'
 			return 1
 		fi
@@ -228,7 +224,7 @@ trial() {
 	fi
 	if [ "$mode" = cancel ]; then
 		tc=$(grep -o 'CANCEL [0-9.]* t' "$cout" | awk '{print $2}')
-		[ -n "$tc" ] || { not_ok "$name cancel at $at ms: canceller did not run"; sed 's/^/#   /' "$cout"; return 1; }
+		[ -n "$tc" ] || { fail "$name cancel at $at ms: canceller did not run"; sed 's/^/#   /' "$cout"; return 1; }
 		LAT=$(ms "$t1 - $tc")
 	else
 		LAT=$(ms "$t1 - $t0 - $at / 1000")
@@ -243,7 +239,7 @@ trial() {
 	fi
 	echo "# $name $mode at $at ms: latency $LAT ms, memory contexts $m0 -> $m1 bytes${g0:+, device free $g0 -> $g1 MB}"
 	if [ -n "$problems" ]; then
-		not_ok "$name $mode at $at ms:$problems"
+		fail "$name $mode at $at ms:$problems"
 		grep -v '^MC[01]|' "$out" | sed 's/^/#   /' | head -30
 		echo "#   memory contexts that changed (before, after):"
 		diff <(grep '^MC0|' "$out" | cut -d'|' -f2- | sort) <(grep '^MC1|' "$out" | cut -d'|' -f2- | sort) | grep '^[<>]' | sed 's/^/#     /'
@@ -266,7 +262,7 @@ for c in "${CASES[@]}"; do
 		fi
 	done
 	if [ -z "$full_ms" ]; then
-		not_ok "$name: the uncancelled query failed"
+		fail "$name: the uncancelled query failed"
 		sed 's/^/#   /' "$WORK/full.err" | head -5
 		continue
 	fi
@@ -292,16 +288,15 @@ for c in "${CASES[@]}"; do
 	done
 	echo "# $name latencies (ms):$all"
 	figure "${name}_cancel_latency_max_ms" "$worst" ms
-	[ "$bad" -eq 0 ] && ok "$name: after every cancel the backend errors 57014, is usable and holds no extra memory"
+	[ "$bad" -eq 0 ] && pass "$name: after every cancel the backend errors 57014, is usable and holds no extra memory"
 	if [ "$hits" -eq 0 ]; then
-		not_ok "$name: no cancel hit the running query"
+		fail "$name: no cancel hit the running query"
 	elif [ "$(echo "$worst <= $limit_ms" | bc)" = 1 ]; then
-		ok "$name: $hits cancels, worst latency $worst ms <= $limit_ms ms"
+		pass "$name: $hits cancels, worst latency $worst ms <= $limit_ms ms"
 	else
-		not_ok "$name: $hits cancels, worst latency $worst ms > $limit_ms ms"
+		fail "$name: $hits cancels, worst latency $worst ms > $limit_ms ms"
 	fi
 done
 
 echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "1..$T"
-[ "$FAILED" -eq 0 ]
+finish

@@ -65,12 +65,8 @@ fi
 trap cleanup EXIT
 export PGOPTIONS="${PGOPTIONS:-} -c gpusort.device=$device"
 
-T=0
-FAILED=0
-ok() { T=$((T + 1)); echo "ok $T - $*"; }
-not_ok() { T=$((T + 1)); FAILED=$((FAILED + 1)); echo "not ok $T - $*"; }
-skip() { T=$((T + 1)); echo "ok $T # SKIP $*"; }
-figure() { echo "# figure: $1 = $2 $3"; }
+source "$HERE/tap.bash"
+# its own q: no ON_ERROR_STOP (the sessions go on past the errors they provoke)
 q() { timeout 300 psql -X -At -q "$@"; }
 val() { grep "^$1|" "$2" | head -1 | cut -d'|' -f2-; }
 sqlstate() { grep -o 'ERROR:  [0-9A-Z]\{5\}' "$1" | head -1 | awk '{print $2}'; }
@@ -114,9 +110,9 @@ EOF
 	reason=$(echo "$info" | cut -d'|' -f5-)
 	echo "# $label: gpusort_info: built_with_cuda|driver|devices|usable|reason = $info"
 	if [ "$usable" = f ] && [ -n "$reason" ]; then
-		ok "$label: gpusort_info says no GPU is usable and why ($reason)"
+		pass "$label: gpusort_info says no GPU is usable and why ($reason)"
 	else
-		not_ok "$label: gpusort_info should say no GPU is usable, with a reason (got '$info')"
+		fail "$label: gpusort_info should say no GPU is usable, with a reason (got '$info')"
 		return
 	fi
 	q >"$WORK/nogpu.out" 2>&1 <<EOF
@@ -134,9 +130,9 @@ SET gpusort.device = cpu;
 SELECT 'NEXTCPU', gpu_sort(a) = e FROM gs_faults;
 EOF
 	if [ "$(val AUTO "$WORK/nogpu.out")" = "t|t" ] && [ "$(val AUTODEV "$WORK/nogpu.out")" = cpu ]; then
-		ok "$label: device=auto sorts $small int4 on the CPU, same as ORDER BY"
+		pass "$label: device=auto sorts $small int4 on the CPU, same as ORDER BY"
 	else
-		not_ok "$label: device=auto should sort right on the CPU"; show "$WORK/nogpu.out"
+		fail "$label: device=auto should sort right on the CPU"; show "$WORK/nogpu.out"
 	fi
 	local st msg
 	st=$(sqlstate "$WORK/nogpu.out")
@@ -144,15 +140,15 @@ EOF
 	if [ "$st" = 0A000 ] && ! grep -q '^GPU|' "$WORK/nogpu.out" &&
 		{ [[ "$msg" == *"no GPU is usable"* ]] || [[ "$msg" == *"built without CUDA"* ]]; } &&
 		grep -q 'HINT:' "$WORK/nogpu.out"; then
-		ok "$label: device=gpu errors 0A000: $msg ($(grep -m1 'DETAIL:' "$WORK/nogpu.out" | sed 's/^DETAIL: *//'))"
+		pass "$label: device=gpu errors 0A000: $msg ($(grep -m1 'DETAIL:' "$WORK/nogpu.out" | sed 's/^DETAIL: *//'))"
 	else
-		not_ok "$label: device=gpu should error 0A000 'no GPU is usable' with a hint (got '$st' '$msg')"; show "$WORK/nogpu.out"
+		fail "$label: device=gpu should error 0A000 'no GPU is usable' with a hint (got '$st' '$msg')"; show "$WORK/nogpu.out"
 	fi
 	if [ "$(val NEXTAUTO "$WORK/nogpu.out")" = t ] && [ "$(val NEXTCPU "$WORK/nogpu.out")" = t ] &&
 		[ "$(grep -c 'ERROR:' "$WORK/nogpu.out")" = 2 ]; then
-		ok "$label: after the errors the same backend sorts right (gpu errors the same way again, auto and cpu sort)"
+		pass "$label: after the errors the same backend sorts right (gpu errors the same way again, auto and cpu sort)"
 	else
-		not_ok "$label: the backend should sort after the error"; show "$WORK/nogpu.out"
+		fail "$label: the backend should sort after the error"; show "$WORK/nogpu.out"
 	fi
 }
 
@@ -161,7 +157,7 @@ usable=$(q -c "SELECT gpu_usable FROM gpusort_info()" 2>/dev/null)
 if [ "$usable" != t ]; then
 	no_gpu_checks "this host"
 else
-	ok "this host: gpusort_info says a GPU is usable ($ngpu device(s): $(q -c "SELECT string_agg(name || ' ' || memory_total_mb || ' MB', ', ') FROM gpusort_devices()"))"
+	pass "this host: gpusort_info says a GPU is usable ($ngpu device(s): $(q -c "SELECT string_agg(name || ' ' || memory_total_mb || ' MB', ', ') FROM gpusort_devices()"))"
 	if [ "$own" = 1 ]; then
 		restart_with CUDA_VISIBLE_DEVICES=-1 || { echo "Bail out! restart failed"; exit 1; }
 		no_gpu_checks "devices hidden (CUDA_VISIBLE_DEVICES=-1)"
@@ -192,7 +188,7 @@ else
 	if [ "$quick" = 1 ]; then ns="1 2 3 6"; else ns=$(seq 1 "$max_n"); fi
 	clean=0 bad=0 calls=
 	for n in $ns; do
-		restart_with GPUSORT_FAULT_INJECT="$n" || { not_ok "restart with GPUSORT_FAULT_INJECT=$n failed"; break; }
+		restart_with GPUSORT_FAULT_INJECT="$n" || { fail "restart with GPUSORT_FAULT_INJECT=$n failed"; break; }
 		gpu_session gpu "$WORK/g.out"
 		gpu_session auto "$WORK/a.out"
 		if [ "$(val R1 "$WORK/g.out")" = t ]; then
@@ -214,7 +210,7 @@ else
 		[ "$(val R2 "$WORK/a.out")" = t ] && [[ "$(val D2 "$WORK/a.out")" == gpu:* ]] || problems="$problems auto: the next sort did not run right on the GPU;"
 		if [ -n "$problems" ]; then
 			bad=$((bad + 1))
-			not_ok "GPUSORT_FAULT_INJECT=$n:$problems"
+			fail "GPUSORT_FAULT_INJECT=$n:$problems"
 			show "$WORK/g.out" 12; show "$WORK/a.out" 12
 		else
 			clean=$((clean + 1))
@@ -223,9 +219,9 @@ else
 	restart_with || { echo "Bail out! restart failed"; exit 1; }
 	[ -n "$calls" ] && figure "checked_cuda_calls_per_sort" "$calls" calls
 	if [ "$clean" -gt 0 ] && [ "$bad" = 0 ]; then
-		ok "a CUDA error injected at each of $clean calls: gpu errors clearly, auto falls back right, the next sort in the same backend runs on the GPU"
+		pass "a CUDA error injected at each of $clean calls: gpu errors clearly, auto falls back right, the next sort in the same backend runs on the GPU"
 	elif [ "$bad" = 0 ]; then
-		not_ok "no injected fault fired"
+		fail "no injected fault fired"
 	fi
 fi
 
@@ -274,13 +270,13 @@ EOF
 if [ "$usable" != t ]; then
 	skip "device memory held by another process: no GPU"
 elif [ -z "$HOG" ]; then
-	not_ok "device memory held by another process: no nvcc and no test/hardening/bin/hog"
+	fail "device memory held by another process: no nvcc and no test/hardening/bin/hog"
 	show "$WORK/nvcc.out"
 else
 	for mode in auto gpu; do
 		hog_session "$mode"
 		echo "# hog ($mode): $(cat "$WORK/hog.out" 2>/dev/null); free MB during: $(val FREE "$WORK/h.out")"
-		[ -f "$WORK/ready" ] || { not_ok "hog ($mode): did not get ready"; show "$WORK/h.out"; continue; }
+		[ -f "$WORK/ready" ] || { fail "hog ($mode): did not get ready"; show "$WORK/h.out"; continue; }
 		C=$WORK/cold.out
 		if [ "$mode" = auto ]; then
 			[ "$(val R1 "$WORK/h.out")" = t ] && [ "$(val D1 "$WORK/h.out")" = cpu ] &&
@@ -295,17 +291,16 @@ else
 			r=$?
 			what="gpu: clear errors (with a context: $st1 $(grep -m1 'ERROR:' "$WORK/h.out" | sed 's/.*ERROR: *[0-9A-Z]*: //'); new backend: $st2 $(grep -m1 'ERROR:' "$C" | sed 's/.*ERROR: *[0-9A-Z]*: //'))"
 		fi
-		if [ "$r" = 0 ]; then ok "hog holds the GPU's memory, $what"; else not_ok "hog ($mode): $what"; show "$WORK/h.out" 30; show "$C" 20; fi
+		if [ "$r" = 0 ]; then pass "hog holds the GPU's memory, $what"; else fail "hog ($mode): $what"; show "$WORK/h.out" 30; show "$C" 20; fi
 		if [ "$(val R2 "$WORK/h.out")" = t ] && [[ "$(val D2 "$WORK/h.out")" == gpu:* ]] &&
 			[ "$(val N2 "$C")" = t ] && [[ "$(val ND2 "$C")" == gpu:* ]]; then
-			ok "hog ($mode): after it exits both backends sort on the GPU again"
+			pass "hog ($mode): after it exits both backends sort on the GPU again"
 		else
-			not_ok "hog ($mode): after it exits both backends should sort on the GPU (A: $(val D2 "$WORK/h.out"), B: $(val ND2 "$C"))"
+			fail "hog ($mode): after it exits both backends should sort on the GPU (A: $(val D2 "$WORK/h.out"), B: $(val ND2 "$C"))"
 			show "$WORK/h.out" 30; show "$C" 20
 		fi
 	done
 fi
 
 echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "1..$T"
-[ "$FAILED" -eq 0 ]
+finish

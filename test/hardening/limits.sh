@@ -63,12 +63,9 @@ if [ "${GS_HARDENING_REUSE_CLUSTER:-0}" != 1 ]; then
 fi
 export PGOPTIONS="${PGOPTIONS:-} -c gpusort.device=$device"
 
-T=0
-FAILED=0
-ok() { T=$((T + 1)); echo "ok $T - $*"; }
-not_ok() { T=$((T + 1)); FAILED=$((FAILED + 1)); echo "not ok $T - $*"; }
-skip() { T=$((T + 1)); echo "ok $T # SKIP $*"; }
-figure() { echo "# figure: $1 = $2 $3"; }
+source "$HERE/tap.bash"
+# its own q: no ON_ERROR_STOP (some checks want a query to fail and go on), and
+# --large spends minutes on one statement
 q() { timeout 1200 psql -X -At -q "$@"; }
 WORK=$(mktemp -d /tmp/gs-limits.XXXXXX)
 chmod 755 "$WORK"
@@ -99,9 +96,9 @@ sqlstate() { grep -o 'ERROR:  [0-9A-Z]\{5\}' "$1" | head -1 | awk '{print $2}'; 
 # One more element than MaxArraySize cannot exist (54000, checked before any allocation).
 q -c "\\set VERBOSITY verbose" -c "SELECT array_fill(0::int4, ARRAY[$((MAX_ARRAY + 1))])" >"$WORK/o" 2>&1
 if [ "$(sqlstate "$WORK/o")" = 54000 ] && grep -q "($MAX_ARRAY)" "$WORK/o"; then
-	ok "PostgreSQL refuses an array of $((MAX_ARRAY + 1)) elements (54000, limit $MAX_ARRAY)"
+	pass "PostgreSQL refuses an array of $((MAX_ARRAY + 1)) elements (54000, limit $MAX_ARRAY)"
 else
-	not_ok "array_fill of $((MAX_ARRAY + 1)) elements did not fail with 54000"; sed 's/^/#   /' "$WORK/o"
+	fail "array_fill of $((MAX_ARRAY + 1)) elements did not fail with 54000"; sed 's/^/#   /' "$WORK/o"
 fi
 
 # ---------------------------------------------------------------- aggregate over 1 GB
@@ -135,9 +132,9 @@ EOF
 	if [ "$st" = 54000 ] && grep -q 'gpu_sort_agg result would exceed the maximum array size' "$WORK/agg.out" &&
 		grep -q '^CHECK|t' "$WORK/agg.out" && grep -q '^AGG|t' "$WORK/agg.out" &&
 		[ -n "$m0" ] && [ "$m1" = "$m0" ]; then
-		ok "$label: 54000 program_limit_exceeded, then the backend sorts again, memory contexts $m0 -> $m1 bytes"
+		pass "$label: 54000 program_limit_exceeded, then the backend sorts again, memory contexts $m0 -> $m1 bytes"
 	else
-		not_ok "$label: want 54000 and a usable backend with unchanged memory (got '$st', memory $m0 -> $m1)"
+		fail "$label: want 54000 and a usable backend with unchanged memory (got '$st', memory $m0 -> $m1)"
 		sed 's/^/#   /' "$WORK/agg.out" | head -20
 	fi
 }
@@ -165,9 +162,9 @@ SELECT 'SAME', gpu_sort(a) = array(SELECT x FROM unnest(a) x ORDER BY x) FROM m;
 SELECT 'DEV', device FROM gpusort_last_run();
 EOF
 	if grep -q '^SAME|t' "$WORK/o" && grep -q '^DEV|cpu' "$WORK/o"; then
-		ok "max_device_memory = 1 MB under auto: 10^6 int4 sorted on the CPU, same as ORDER BY"
+		pass "max_device_memory = 1 MB under auto: 10^6 int4 sorted on the CPU, same as ORDER BY"
 	else
-		not_ok "max_device_memory = 1 MB under auto: want a right result from the CPU"; sed 's/^/#   /' "$WORK/o"
+		fail "max_device_memory = 1 MB under auto: want a right result from the CPU"; sed 's/^/#   /' "$WORK/o"
 	fi
 	q >"$WORK/o" 2>&1 <<EOF
 \\set VERBOSITY verbose
@@ -179,14 +176,14 @@ SELECT 'SAME', gpu_sort(a) = array(SELECT x FROM unnest(a) x ORDER BY x) FROM m;
 SELECT 'DEV', device FROM gpusort_last_run();
 EOF
 	if [ "$(sqlstate "$WORK/o")" = 54000 ] && grep -q 'max_device_memory' "$WORK/o"; then
-		ok "max_device_memory = 1 MB under gpu: error 54000 ($(grep -m1 'ERROR:' "$WORK/o" | sed 's/.*ERROR: *[0-9A-Z]*: //'))"
+		pass "max_device_memory = 1 MB under gpu: error 54000 ($(grep -m1 'ERROR:' "$WORK/o" | sed 's/.*ERROR: *[0-9A-Z]*: //'))"
 	else
-		not_ok "max_device_memory = 1 MB under gpu: want 54000"; sed 's/^/#   /' "$WORK/o"
+		fail "max_device_memory = 1 MB under gpu: want 54000"; sed 's/^/#   /' "$WORK/o"
 	fi
 	if grep -q '^SAME|t' "$WORK/o" && grep -q '^DEV|gpu' "$WORK/o"; then
-		ok "without the limit the next sort in the same backend runs on the GPU and is right"
+		pass "without the limit the next sort in the same backend runs on the GPU and is right"
 	else
-		not_ok "without the limit the next sort did not run right on the GPU"; sed 's/^/#   /' "$WORK/o"
+		fail "without the limit the next sort did not run right on the GPU"; sed 's/^/#   /' "$WORK/o"
 	fi
 fi
 
@@ -245,7 +242,7 @@ CREATE UNLOGGED TABLE big_$type (a $type[]);
 ALTER TABLE big_$type ALTER COLUMN a SET STORAGE EXTERNAL;
 INSERT INTO big_$type SELECT $A;
 EOF
-		[ "$?" = 0 ] || { not_ok "$type x $n: could not store the input"; sed 's/^/#   /' "$WORK/gen.out" | head; return; }
+		[ "$?" = 0 ] || { fail "$type x $n: could not store the input"; sed 's/^/#   /' "$WORK/gen.out" | head; return; }
 		figure "largest_${type}_input_seconds" "$(secs "$t0" "$(now)")" s
 		A=a
 		FROM="FROM big_$type"
@@ -264,21 +261,21 @@ EOF
 	t1=$(now)
 	echo "# $type x $n ($src, $((HEADER + n * w)) bytes): ascending $(grep '^ASCRUN|' "$WORK/s.out"), descending $(grep '^DESCRUN|' "$WORK/s.out") (device|elements|ms)"
 	if grep -q '^ASC|t' "$WORK/s.out"; then
-		ok "largest $type array ($n elements, $src) sorts ascending to exactly 1..$n"
+		pass "largest $type array ($n elements, $src) sorts ascending to exactly 1..$n"
 	else
-		not_ok "largest $type array ($n elements, $src) ascending"; sed 's/^/#   /' "$WORK/s.out" | head
+		fail "largest $type array ($n elements, $src) ascending"; sed 's/^/#   /' "$WORK/s.out" | head
 	fi
 	if grep -q '^DESC|t' "$WORK/s.out"; then
-		ok "largest $type array ($n elements, $src) sorts descending to exactly $n..1"
+		pass "largest $type array ($n elements, $src) sorts descending to exactly $n..1"
 	else
-		not_ok "largest $type array ($n elements, $src) descending"; sed 's/^/#   /' "$WORK/s.out" | head
+		fail "largest $type array ($n elements, $src) descending"; sed 's/^/#   /' "$WORK/s.out" | head
 	fi
 	figure "largest_${type}_check_seconds" "$(secs "$t0" "$t1")" s
 	q -c "SELECT 'ARG', gpu_argsort($A) = $P $FROM" -c "SELECT 'ARGRUN', device, elements, round(total_ms) FROM gpusort_last_run()" >"$WORK/a.out" 2>&1
 	if grep -q '^ARG|t' "$WORK/a.out"; then
-		ok "gpu_argsort of the largest $type array is exactly the inverse permutation ($(grep '^ARGRUN|' "$WORK/a.out"))"
+		pass "gpu_argsort of the largest $type array is exactly the inverse permutation ($(grep '^ARGRUN|' "$WORK/a.out"))"
 	else
-		not_ok "gpu_argsort of the largest $type array"; sed 's/^/#   /' "$WORK/a.out" | head
+		fail "gpu_argsort of the largest $type array"; sed 's/^/#   /' "$WORK/a.out" | head
 	fi
 	q -c "DROP TABLE IF EXISTS big_$type" >/dev/null 2>&1
 }
@@ -293,13 +290,12 @@ if [ "$large" = 1 ] && [[ " $types " == *" agg "* ]]; then
 	      FROM (SELECT gpu_sort_agg(x) r FROM (SELECT ($N8 + 1 - generate_series(1, $N8))::int8 x) s) t" >"$WORK/o" 2>&1
 	figure "agg_largest_seconds" "$(secs "$t0" "$(now)")" s
 	if grep -q '^AGG|t' "$WORK/o"; then
-		ok "gpu_sort_agg of $N8 bigint rows (a result of $((HEADER + 8 * N8)) bytes, just under 1 GB) succeeds"
+		pass "gpu_sort_agg of $N8 bigint rows (a result of $((HEADER + 8 * N8)) bytes, just under 1 GB) succeeds"
 	else
-		not_ok "gpu_sort_agg of $N8 bigint rows"; sed 's/^/#   /' "$WORK/o" | head
+		fail "gpu_sort_agg of $N8 bigint rows"; sed 's/^/#   /' "$WORK/o" | head
 	fi
 fi
 [ "$large" = 1 ] || echo "# the largest arrays themselves: run with --large (6-10 GB of RAM)"
 
 echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "1..$T"
-[ "$FAILED" -eq 0 ]
+finish
