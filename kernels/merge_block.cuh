@@ -182,6 +182,24 @@ gs_serial_merge(const K *sk, const uint32_t *sv, int a, int a_end, int b, int b_
 	}
 }
 
+/* Writes each thread's ITEMS keys (and values) back to shared memory in order, between barriers. */
+template <typename K, int ITEMS, bool VALUES>
+static __device__ __forceinline__ void
+gs_block_store_runs(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[ITEMS])
+{
+	const int	tid = threadIdx.x;
+
+	__syncthreads();
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+	{
+		sk[tid * ITEMS + i] = k[i];
+		if (VALUES)
+			sv[tid * ITEMS + i] = v[i];
+	}
+	__syncthreads();
+}
+
 /*
  * Block sort of one tile held in shared memory: on entry sk[0, THREADS*ITEMS)
  * (and sv when VALUES) hold the tile in any order, written by the caller's
@@ -192,7 +210,9 @@ gs_serial_merge(const K *sk, const uint32_t *sv, int a, int a_end, int b, int b_
  * merged by merge path until one run covers the first `cover` keys (a caller
  * whose tile holds fewer real keys than THREADS*ITEMS stops early: the rounds
  * beyond would merge only the padding, which sorts last).  Stable; ordered by
- * (key, value) when PAIR.
+ * (key, value) when PAIR.  The loop keeps the form `run < cover` so that a
+ * constant cover (the merge sort's tile) unrolls as it did inside the kernel:
+ * a loop with its exit in the middle measured 1.5-3% slower on the H100.
  */
 template <typename K, int THREADS, int ITEMS, bool VALUES, bool PAIR>
 static __device__ __forceinline__ void
@@ -206,33 +226,21 @@ gs_block_merge_sort(K *sk, uint32_t *sv, int cover)
 	for (int i = 0; i < ITEMS; i++)
 	{
 		k[i] = sk[tid * ITEMS + i];
-		v[i] = VALUES ? sv[tid * ITEMS + i] : 0;
+		if (VALUES)
+			v[i] = sv[tid * ITEMS + i];
 	}
 	gs_thread_sort<K, ITEMS, VALUES, PAIR>(k, v);
 
-	/* each round ends, and the last round returns, with the runs in shared memory */
-	for (int run = ITEMS;; run *= 2)
+	/* bounded by the tile too, so that the compiler knows run's range as it did inside the kernel */
+	for (int run = ITEMS; run < cover && run < THREADS * ITEMS; run *= 2)
 	{
+		const int	threads_per_pair = 2 * run / ITEMS;
+		const int	pair_base = (tid / threads_per_pair) * 2 * run;
+		const int	diag = (tid % threads_per_pair) * ITEMS;
 		int			idx[ITEMS];
-		int			threads_per_pair,
-					pair_base,
-					diag,
-					a;
+		int			a;
 
-		__syncthreads();
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			sk[tid * ITEMS + i] = k[i];
-			if (VALUES)
-				sv[tid * ITEMS + i] = v[i];
-		}
-		__syncthreads();
-		if (run >= cover)
-			return;
-		threads_per_pair = 2 * run / ITEMS;
-		pair_base = (tid / threads_per_pair) * 2 * run;
-		diag = (tid % threads_per_pair) * ITEMS;
+		gs_block_store_runs<K, ITEMS, VALUES>(sk, sv, k, v);
 		a = gs_merge_path<K, PAIR>(sk + pair_base, sv + pair_base, run,
 								   sk + pair_base + run, sv + pair_base + run, run, diag);
 		gs_serial_merge<K, ITEMS, PAIR>(sk, sv, pair_base + a, pair_base + run,
@@ -244,6 +252,7 @@ gs_block_merge_sort(K *sk, uint32_t *sv, int cover)
 				v[i] = sv[idx[i]];
 		}
 	}
+	gs_block_store_runs<K, ITEMS, VALUES>(sk, sv, k, v);
 }
 
 #endif							/* GPUSORT_MERGE_BLOCK_CUH */
