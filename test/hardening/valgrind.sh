@@ -13,10 +13,12 @@
 #    holds nothing but errors, the suppressions of test/hardening/valgrind.supp),
 #    every session with gpusort.device = cpu, running
 #    - full mode: the whole pg_regress suite, every test of the Makefile's
-#      REGRESS (07_property's 10,000 random cases included).  About 40 minutes on
-#      2 cores of an AMD EPYC, so it is run by hand, not under scripts/hardening.sh's
-#      420 s (which would time it out): bash test/hardening/valgrind.sh --device cpu
-#    - --quick (CI, about 3 minutes on 2 cores): pg_regress 01_setup; --cases
+#      REGRESS (07_property's 10,000 random cases included).  About 50 minutes on
+#      2 cores of an AMD EPYC (02_sort 14, 07_property 33: 25-30 times their
+#      native time), so it is run by hand, not under scripts/hardening.sh's 420 s
+#      (which would time it out; there, without --quick, give --valgrind-args
+#      --quick): bash test/hardening/valgrind.sh --device cpu
+#    - --quick (CI, about 2 minutes on 2 cores): pg_regress 01_setup; --cases
 #      random cases (default 300) of sql/07_property.sql's generator and checks
 #      (its prop_case), seeds --seed (default 4242420000) onwards, the same on
 #      every run; and the error paths of 05_errors: a multidimensional array, a
@@ -53,7 +55,7 @@ while [ $# -gt 0 ]; do
 		--seed) seed=$2; shift 2 ;;
 		--timeout) limit=$2; shift 2 ;;
 		--keep-logs) keep=$2; shift 2 ;;
-		-h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+		-h|--help) sed -n '2,41p' "$0"; exit 0 ;;
 		*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 done
