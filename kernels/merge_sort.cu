@@ -30,6 +30,25 @@ struct gs_merge_policy
 	static constexpr int ITEMS = sizeof(K) == 8 ? (VALUES ? 9 : 11) : (VALUES ? 11 : 15);
 	static constexpr int TILE = THREADS * ITEMS;
 	static constexpr size_t SMEM = (size_t) TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
+
+	/*
+	 * The merge passes' blocks, smaller than the block sort's, with a floor on
+	 * resident blocks per SM (so a register cap; 0 = none).  Each pass block
+	 * starts with a chain of dependent global loads (its merge-path split), so
+	 * more, smaller blocks per SM overlap more of those chains.  Measured on
+	 * the H100 (bench/results/merge-pass-shape-h100-2026-11-23.md), Gkeys/s at
+	 * 10^7 / 10^8: 32-bit keys 16.5 / 15.1 with 512x15 at 3 blocks per SM,
+	 * 18.1 / 17.5 with 256x15 at 8 (32 registers); 32-bit argsort 8.5 / 7.4 ->
+	 * 9.2 / 7.9; 64-bit keys 10.2 / 8.8 -> 10.7 / 9.2 with 256x11 at 6 (at 8
+	 * they spill and lose 5%).  Shapes not measured keep 512 threads.  A pass
+	 * tile must divide twice the block sort's tile.
+	 */
+	static constexpr bool MEASURED = sizeof(K) == 4 || (sizeof(K) == 8 && !VALUES);
+	static constexpr int PASS_THREADS = MEASURED ? 256 : THREADS;
+	static constexpr int PASS_MIN_BLOCKS = !MEASURED ? 0 : sizeof(K) == 8 ? 6 : 8;
+	static constexpr int PASS_TILE = PASS_THREADS * ITEMS;
+	static constexpr size_t PASS_SMEM = (size_t) PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
+	static_assert((2 * TILE) % PASS_TILE == 0, "a pass tile must divide twice the block sort's tile");
 };
 
 static gs_merge_variant gs_merge_current_variant = GS_MERGE_PATH;
@@ -137,15 +156,15 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 
 /*
  * One pairwise merge pass: sorted runs of length run become runs of 2*run.
- * Block = one output tile of b*E elements, which never straddles two pairs
- * (2*run is a multiple of the tile).  Warps 0 and 1 find where the tile
+ * Block = one output tile of PASS_THREADS*E elements (the policy's pass
+ * shape), which never straddles two pairs (2*run is a multiple of the tile).  Warps 0 and 1 find where the tile
  * starts and ends in the left run (merge path in global memory, fused here
  * instead of a separate partition kernel so its latency overlaps other
  * blocks' work); the block then stages both pieces contiguously in shared
  * memory, each thread merges E outputs, and the tile goes out coalesced.
  */
-template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS>
-__global__ void __launch_bounds__(THREADS)
+template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 					 const uint32_t *vals_in, uint32_t *vals_out,
 					 size_t n, size_t run, gs_key_codec codec, int decode)
@@ -266,16 +285,17 @@ gs_merge_path_run(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
 {
 	typedef gs_merge_policy<K, VALUES> P;
 	const size_t tiles = (n + P::TILE - 1) / P::TILE;
+	const size_t pass_tiles = (n + P::PASS_TILE - 1) / P::PASS_TILE;
 	int			passes = 0;
 	int			cur;
 
-	if (tiles > (size_t) INT32_MAX)
+	if (pass_tiles > (size_t) INT32_MAX)
 		return gs_fail(err, GS_ERR_TOO_LARGE, "merge sort: %zu keys are too many", n);
 	while (((size_t) 1 << passes) < tiles)
 		passes++;
 
 	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>>(P::SMEM)), err);
-	GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>>(P::SMEM)), err);
+	GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, P::PASS_THREADS, P::ITEMS, P::PASS_MIN_BLOCKS>>(P::PASS_SMEM)), err);
 
 	cur = passes & 1;
 	gs_merge_block_sort_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>
@@ -288,8 +308,8 @@ gs_merge_path_run(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
 	{
 		size_t		run = (size_t) P::TILE << p;
 
-		gs_merge_pass_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>
-			<<<(unsigned) tiles, P::THREADS, P::SMEM, stream>>>
+		gs_merge_pass_kernel<K, VALUES, PAIR, P::PASS_THREADS, P::ITEMS, P::PASS_MIN_BLOCKS>
+			<<<(unsigned) pass_tiles, P::PASS_THREADS, P::PASS_SMEM, stream>>>
 			(keys[cur], keys[cur ^ 1], VALUES ? vals[cur] : NULL, VALUES ? vals[cur ^ 1] : NULL,
 			 n, run, codec, decode && p == passes - 1);
 		GS_LAUNCH_CHECK("merge sort: merge pass launch", err);
