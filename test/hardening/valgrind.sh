@@ -16,8 +16,8 @@
 #      REGRESS (07_property's 10,000 random cases included).  About 50 minutes on
 #      2 cores of an AMD EPYC (02_sort 14, 07_property 33: 25-30 times their
 #      native time), so it is run by hand, not under scripts/hardening.sh's 420 s
-#      (which would time it out; there, without --quick, give --valgrind-args
-#      --quick): bash test/hardening/valgrind.sh --device cpu
+#      (which therefore gives it --quick unless --valgrind-args says otherwise):
+#      bash test/hardening/valgrind.sh --device cpu
 #    - --quick (CI, about 2 minutes on 2 cores): pg_regress 01_setup; --cases
 #      random cases (default 300) of sql/07_property.sql's generator and checks
 #      (its prop_case), seeds --seed (default 4242420000) onwards, the same on
