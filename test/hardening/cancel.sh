@@ -59,17 +59,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/../../scripts/lib.sh"
 cd "$GS_ROOT"
 
+source "$HERE/tap.bash"
 if [ "${GS_HARDENING_REUSE_CLUSTER:-0}" != 1 ]; then
-	GS_PGPORT=${GS_PGPORT:-55550}
-	gs_ensure_postgres >/dev/null 2>&1 || { echo "Bail out! no PostgreSQL"; exit 1; }
-	if [ ! -f "$(pg_config --pkglibdir)/gpusort.so" ]; then
-		gs_build_install >/dev/null || { echo "Bail out! build failed"; exit 1; }
-	fi
-	gs_start_cluster -c shared_buffers=256MB 2>/dev/null || { echo "Bail out! cluster did not start"; exit 1; }
+	own_cluster 55550 -c shared_buffers=256MB
 fi
 export PGOPTIONS="${PGOPTIONS:-} -c gpusort.device=$device"
 
-source "$HERE/tap.bash"
 # its own q: making the data takes minutes on 2 cores, past tap.bash's limit
 q() { timeout 600 psql -X -At -q -v ON_ERROR_STOP=1 "$@"; }
 

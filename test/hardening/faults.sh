@@ -53,19 +53,14 @@ cleanup() {
 	rm -rf "$WORK"
 	[ "$own" = 1 ] && gs_stop_cluster
 }
+source "$HERE/tap.bash"
 if [ "${GS_HARDENING_REUSE_CLUSTER:-0}" != 1 ]; then
-	GS_PGPORT=${GS_PGPORT:-55570}
-	gs_ensure_postgres >/dev/null 2>&1 || { echo "Bail out! no PostgreSQL"; exit 1; }
-	if [ ! -f "$(pg_config --pkglibdir)/gpusort.so" ]; then
-		gs_build_install >/dev/null || { echo "Bail out! build failed"; exit 1; }
-	fi
-	gs_start_cluster 2>/dev/null || { echo "Bail out! cluster did not start"; exit 1; }
+	own_cluster 55570
 	own=1
 fi
 trap cleanup EXIT
 export PGOPTIONS="${PGOPTIONS:-} -c gpusort.device=$device"
 
-source "$HERE/tap.bash"
 # its own q: no ON_ERROR_STOP (the sessions go on past the errors they provoke)
 q() { timeout 300 psql -X -At -q "$@"; }
 val() { grep "^$1|" "$2" | head -1 | cut -d'|' -f2-; }

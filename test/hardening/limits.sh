@@ -53,17 +53,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/../../scripts/lib.sh"
 cd "$GS_ROOT"
 
+source "$HERE/tap.bash"
 if [ "${GS_HARDENING_REUSE_CLUSTER:-0}" != 1 ]; then
-	GS_PGPORT=${GS_PGPORT:-55560}
-	gs_ensure_postgres >/dev/null 2>&1 || { echo "Bail out! no PostgreSQL"; exit 1; }
-	if [ ! -f "$(pg_config --pkglibdir)/gpusort.so" ]; then
-		gs_build_install >/dev/null || { echo "Bail out! build failed"; exit 1; }
-	fi
-	gs_start_cluster -c shared_buffers=256MB 2>/dev/null || { echo "Bail out! cluster did not start"; exit 1; }
+	own_cluster 55560 -c shared_buffers=256MB
 fi
 export PGOPTIONS="${PGOPTIONS:-} -c gpusort.device=$device"
 
-source "$HERE/tap.bash"
 # its own q: no ON_ERROR_STOP (some checks want a query to fail and go on), and
 # --large spends minutes on one statement
 q() { timeout 1200 psql -X -At -q "$@"; }
