@@ -329,7 +329,6 @@ gs_device_open(int id, gs_error *err)
 	sigset_t	old;
 	cudaError_t e;
 	gs_status	s;
-	const char *inject;
 	int			i;
 
 	if (id == gs_current && gs_ready)
@@ -379,25 +378,7 @@ gs_device_open(int id, gs_error *err)
 	}
 	gs_ready = true;
 
-	/*
-	 * A value arms the fault once: a process that keeps the variable (a
-	 * server started with it) fails one call, not the same call of every
-	 * sort after each release, so its next sort shows recovery.  A new value
-	 * (a test's next N) arms again.
-	 */
-	inject = getenv("GPUSORT_FAULT_INJECT");
-	if (inject == NULL)
-	{
-		gs_fault_value[0] = '\0';
-		gs_fault_countdown = 0;
-	}
-	else if (strncmp(inject, gs_fault_value, sizeof(gs_fault_value) - 1) != 0)
-	{
-		snprintf(gs_fault_value, sizeof(gs_fault_value), "%s", inject);
-		gs_fault_countdown = atol(inject);
-		if (gs_fault_countdown < 0)
-			gs_fault_countdown = 0;
-	}
+	gs_fault_arm();
 	return GS_OK;
 }
 
@@ -463,6 +444,38 @@ cudaEvent_t
 gs_device_timing_event(int i)
 {
 	return gs_events[2 + (i & 1)];
+}
+
+/*
+ * Arms the fault injection from GPUSORT_FAULT_INJECT (device_internal.h).
+ * A value arms the fault once: a process that keeps the variable (a server
+ * started with it) fails one call, not the same call of every sort after
+ * each release, so its next sort shows recovery.  A new value (a test's next
+ * N) arms again.
+ */
+void
+gs_fault_arm(void)
+{
+	const char *inject = getenv("GPUSORT_FAULT_INJECT");
+
+	if (inject == NULL)
+	{
+		gs_fault_value[0] = '\0';
+		gs_fault_countdown = 0;
+	}
+	else if (strncmp(inject, gs_fault_value, sizeof(gs_fault_value) - 1) != 0)
+	{
+		snprintf(gs_fault_value, sizeof(gs_fault_value), "%s", inject);
+		gs_fault_countdown = atol(inject);
+		if (gs_fault_countdown < 0)
+			gs_fault_countdown = 0;
+	}
+}
+
+bool
+gs_device_context_broken(void)
+{
+	return gs_context_broken;
 }
 
 bool

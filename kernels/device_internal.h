@@ -88,6 +88,21 @@ gs_status	gs_copy_from_device(void *host, const void *device, size_t bytes,
 }
 #endif
 
+/*
+ * Device memory of one sort of host data: the two key buffers, the two value
+ * buffers (argsort), then gs_gpu_sort's temp, each 256-byte aligned.
+ */
+typedef struct gs_layout
+{
+	size_t		key_bytes;		/* one key buffer, aligned */
+	size_t		value_bytes;	/* one value buffer, aligned; 0 without argsort */
+	size_t		temp_bytes;		/* what gs_gpu_sort asked for */
+	size_t		total;
+} gs_layout;
+
+/* Plans the layout of a sort of n keys (host_sort.cu); n <= 1 gives all zeros. */
+gs_status	gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err);
+
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 
@@ -127,6 +142,9 @@ gs_status	gs_staging_acquire(size_t chunk_bytes, void *bufs[2], gs_error *err);
  * Costs one predictable branch per call.
  */
 bool		gs_fault_fire(void);
+
+/* Arms the injection from the environment (gs_device_open and gs_worker_create call it). */
+void		gs_fault_arm(void);
 
 #define GS_RT_CALL(call, injected) \
 	(((injected) = gs_fault_fire()) ? cudaErrorUnknown : (call))

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define GS_VERSION "1.0"
+#define GS_VERSION "1.1"
 
 /* Element types.  The 16/32/64-bit key paths are shared by width. */
 typedef enum gs_type
@@ -249,6 +249,89 @@ typedef struct gs_run_report
 size_t		gs_host_sort_device_bytes(gs_type type, gs_algorithm algorithm, size_t n, bool argsort);
 
 gs_status	gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err);
+
+/* ------------------------------------------------------------------------
+ * Workers (kernels/worker.cu): sorts whose data stream in and out in chunks
+ * through a ring of pinned host buffers that the caller owns, each worker
+ * with a stream and device memory of its own, so that several threads sort
+ * at once on one device (the GPU server's threads: they call these and
+ * nothing else).  Everything here is safe to call from several threads,
+ * each on its own worker.
+ * ------------------------------------------------------------------------ */
+
+typedef struct gs_worker gs_worker;
+
+/*
+ * Creates a worker on device id: makes id the calling thread's device
+ * (creating the process's context for it on first use, signals blocked) and
+ * gives the worker a stream and events.  The thread that uses a worker must
+ * have made its device current (gs_worker_create does it for its caller).
+ */
+gs_status	gs_worker_create(int id, gs_worker **worker, gs_error *err);
+
+/* Waits for the worker's work, frees its device memory and stream. */
+void		gs_worker_destroy(gs_worker *worker);
+
+/* Bytes of device memory the worker holds now (between jobs: none). */
+size_t		gs_worker_device_bytes(const gs_worker *worker);
+
+/*
+ * Pins host memory [p, p + bytes) for DMA from every device (e.g. a shared
+ * memory area), and unpins it.
+ */
+gs_status	gs_host_pin(void *p, size_t bytes, gs_error *err);
+void		gs_host_unpin(void *p);
+
+/*
+ * Lets the device keep up to keep_bytes of freed device memory for reuse
+ * (the stream-ordered allocator's pool of device id) instead of returning it
+ * at each synchronisation.
+ */
+gs_status	gs_device_pool_keep(int id, size_t keep_bytes, gs_error *err);
+
+/* True once a sticky CUDA error has made this process's context unusable. */
+bool		gs_device_context_broken(void);
+
+/*
+ * The ring between a producer/consumer (the caller's side) and a worker.
+ * The input is a stream of bytes cut into chunks of chunk_bytes; chunk i
+ * lies in slot i % slots of ring.  The output is another such stream, in
+ * the same ring once the input is on the device.  The callbacks block until
+ * their condition holds and return false when the job is to stop (its
+ * caller withdrew it); they are called on the worker's thread.
+ */
+typedef struct gs_stream_io
+{
+	char	   *ring;			/* slots * chunk_bytes of pinned memory */
+	size_t		chunk_bytes;
+	int			slots;
+	bool		(*input_ready) (void *arg, size_t chunk);	/* chunk is in its slot */
+	void		(*input_done) (void *arg, size_t chunk);	/* its slot may be reused */
+	bool		(*output_free) (void *arg, size_t chunk);	/* its slot may be written */
+	void		(*output_ready) (void *arg, size_t chunk);	/* chunk is in its slot */
+	void	   *arg;
+} gs_stream_io;
+
+typedef struct gs_stream_job
+{
+	gs_type		type;
+	gs_algorithm algorithm;
+	size_t		n;				/* keys in the input stream, > 1 */
+	bool		descending;
+	bool		want_keys;		/* the output stream holds the n sorted keys */
+	bool		want_perm;		/* ... then the n uint32 0-based positions (stable) */
+	size_t		max_device_bytes;	/* 0: no limit */
+} gs_stream_job;
+
+/*
+ * Sorts one job on the worker's device: copies the input chunks to the
+ * device as they come, sorts, copies the output out chunk by chunk.  The
+ * report's copy_in_ms counts from the call until the last input chunk is on
+ * the device (waiting for the producer included).  Device memory comes from
+ * the device's stream-ordered pool and is given back before returning.
+ */
+gs_status	gs_worker_sort(gs_worker *worker, const gs_stream_job *job, const gs_stream_io *io,
+						   gs_run_report *report, gs_error *err);
 
 #ifdef __cplusplus
 }

@@ -338,19 +338,7 @@ gs_copy_from_device(void *host, const void *device, size_t bytes,
  * The sort of host arrays.
  * ------------------------------------------------------------------------ */
 
-/*
- * Device memory of one host sort: the two key buffers, the two value buffers
- * (argsort), then gs_gpu_sort's temp, each 256-byte aligned.
- */
-typedef struct gs_layout
-{
-	size_t		key_bytes;		/* one key buffer, aligned */
-	size_t		value_bytes;	/* one value buffer, aligned; 0 without argsort */
-	size_t		temp_bytes;		/* what gs_gpu_sort asked for */
-	size_t		total;
-} gs_layout;
-
-static gs_status
+gs_status
 gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err)
 {
 	gs_gpu_sort_args a;

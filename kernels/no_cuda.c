@@ -97,3 +97,64 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	}
 	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
 }
+
+gs_status
+gs_worker_create(int id, gs_worker **worker, gs_error *err)
+{
+	(void) id;
+	*worker = NULL;
+	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
+}
+
+void
+gs_worker_destroy(gs_worker *worker)
+{
+	(void) worker;
+}
+
+size_t
+gs_worker_device_bytes(const gs_worker *worker)
+{
+	(void) worker;
+	return 0;
+}
+
+gs_status
+gs_host_pin(void *p, size_t bytes, gs_error *err)
+{
+	(void) p;
+	(void) bytes;
+	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
+}
+
+void
+gs_host_unpin(void *p)
+{
+	(void) p;
+}
+
+gs_status
+gs_device_pool_keep(int id, size_t keep_bytes, gs_error *err)
+{
+	(void) id;
+	(void) keep_bytes;
+	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
+}
+
+bool
+gs_device_context_broken(void)
+{
+	return false;
+}
+
+gs_status
+gs_worker_sort(gs_worker *worker, const gs_stream_job *job, const gs_stream_io *io,
+			   gs_run_report *report, gs_error *err)
+{
+	(void) worker;
+	(void) job;
+	(void) io;
+	if (report != NULL)
+		memset(report, 0, sizeof(*report));
+	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
+}

@@ -23,6 +23,7 @@
 #include "utils/resowner.h"
 
 #include "gpusort_pg.h"
+#include "server.h"
 
 PG_MODULE_MAGIC;
 
@@ -39,6 +40,9 @@ int			gpusort_gpu_min_elements = 10000;
 int			gpusort_algorithm = GS_ALGO_AUTO;
 int			gpusort_device_id = -1;
 int			gpusort_max_device_memory = 0;
+int			gpusort_server_memory = 0;
+int			gpusort_transfer_area = 256;
+int			gpusort_server_streams = 4;
 
 GpusortLastRun gpusort_last;
 
@@ -112,7 +116,37 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpusort.server_memory",
+							"Sets the GPU memory the GPU server may give to sorts, per GPU.",
+							"0 means 80% of each GPU's memory.  Jobs that do not fit wait in "
+							"the queue.  Only used when gpusort is in shared_preload_libraries.",
+							&gpusort_server_memory,
+							0, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.transfer_area",
+							"Sets the size of the GPU server's pinned transfer area in shared memory.",
+							"Sorts stream their data through it in chunks; larger arrays than "
+							"the area take several rounds.",
+							&gpusort_transfer_area,
+							256, 64, 65536,
+							PGC_POSTMASTER, GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.server_streams",
+							"Sets how many sorts the GPU server runs at once on each GPU.",
+							NULL,
+							&gpusort_server_streams,
+							4, 1, 64,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("gpusort");
+
+	/* server mode: the postmaster starts the GPU server; backends never load CUDA */
+	if (process_shared_preload_libraries_in_progress)
+		gpusort_server_register();
 }
 
 gs_type
@@ -142,6 +176,8 @@ gpusort_type_from_oid(Oid elemtype)
 const gs_runtime_info *
 gpusort_runtime(void)
 {
+	if (gpusort_server_mode)
+		return gpusort_server_runtime();
 	if (!runtime_probed)
 	{
 		gs_runtime_probe(&runtime_info);
@@ -201,6 +237,7 @@ record_run(const GpusortJob *job, int device, gs_algorithm algorithm,
 	gpusort_last.sort_ms = sort_ms;
 	gpusort_last.copy_out_ms = copy_out_ms;
 	gpusort_last.total_ms = total_ms;
+	gpusort_last.queue_ms = 0;
 }
 
 /*
@@ -425,6 +462,95 @@ run_gpu(const GpusortJob *job, int device)
 }
 
 /*
+ * Sorts through the GPU server; returns false when the sort must run on the
+ * CPU instead (only under auto).  *touched says whether dest may have been
+ * written, so that the CPU sort must refill it.
+ */
+static bool
+run_server(const GpusortJob *job, bool *touched)
+{
+	const char *reason;
+	bool		argsort = (job->perm != NULL);
+
+	*touched = false;
+	if (gpusort_device == GPUSORT_DEVICE_CPU)
+		return false;
+	if (gpusort_device == GPUSORT_DEVICE_AUTO && job->n < (size_t) gpusort_gpu_min_elements)
+		return false;
+	if (!gpusort_server_usable(&reason))
+	{
+		if (gpusort_device == GPUSORT_DEVICE_GPU)
+			gpu_error(GS_ERR_NO_DEVICE, reason);
+		return false;
+	}
+
+	for (int attempt = 0;; attempt++)
+	{
+		instr_time	start;
+		double		fill_ms = 0;
+		double		queue_ms = 0;
+		const void *input;
+		gs_run_report report;
+		gs_error	err;
+		gs_status	status;
+
+		INSTR_TIME_SET_CURRENT(start);
+		if (argsort || job->source != NULL)
+			input = job->source;
+		else
+		{
+			fill_dest(job, attempt);
+			input = job->dest;
+			fill_ms = elapsed_ms(start);
+		}
+		if (!argsort)
+			*touched = true;
+
+		memset(&report, 0, sizeof(report));
+		memset(&err, 0, sizeof(err));
+		status = gpusort_server_sort(job, input, gpusort_device_id,
+									 (size_t) gpusort_max_device_memory * 1024 * 1024,
+									 &report, &queue_ms, &err);
+		if (status == GS_OK)
+		{
+			record_run(job, report.device, report.algorithm,
+					   fill_ms + report.copy_in_ms, report.sort_ms,
+					   report.copy_out_ms, elapsed_ms(start));
+			gpusort_last.queue_ms = queue_ms;
+			return true;
+		}
+		if (status == GS_ERR_INTERRUPTED)
+		{
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		if (status == GS_ERR_NO_DEVICE && gpusort_device_id >= 0)
+		{
+			if (gpusort_device == GPUSORT_DEVICE_GPU)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("gpusort.device_id %d does not exist", gpusort_device_id),
+						 errdetail("The GPU server reported: %s.", err.message),
+						 errhint("Set gpusort.device_id to -1 to use any GPU.")));
+			return false;
+		}
+		if (gpusort_device == GPUSORT_DEVICE_GPU)
+			gpu_error(status, err.message);
+		if (status == GS_ERR_MEMORY_LIMIT || status == GS_ERR_DEVICE_MEMORY ||
+			status == GS_ERR_HOST_MEMORY || status == GS_ERR_NO_DEVICE)
+			ereport(DEBUG1,
+					(errmsg_internal("gpusort: sorting on the CPU: %s", err.message)));
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("GPU sort failed, sorting on the CPU instead"),
+					 errdetail("The GPU server reported: %s.", err.message),
+					 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
+		return false;
+	}
+}
+
+/*
  * Sorts on the CPU.  first_attempt is 0, or 1 after a GPU try that may have
  * left an in-place dest undefined.
  */
@@ -489,6 +615,28 @@ gpusort_run(const GpusortJob *job)
 	/* no elements (or only NULLs): no sort, no device, nothing to record */
 	if (job->n == 0)
 		return;
+
+	if (gpusort_server_mode)
+	{
+		bool		touched;
+
+		if (job->n == 1)
+		{
+			const char *reason;
+
+			if (gpusort_device == GPUSORT_DEVICE_GPU && !gpusort_server_usable(&reason))
+				gpu_error(GS_ERR_NO_DEVICE, reason);
+			if (job->perm != NULL)
+				job->perm[0] = 0;
+			else
+				fill_dest(job, 0);
+			record_run(job, -1, GS_ALGO_RADIX, 0, 0, 0, 0);
+			return;
+		}
+		if (!run_server(job, &touched))
+			run_cpu(job, touched ? 1 : 0);
+		return;
+	}
 
 	device = choose_device(job->n);
 	if (job->n == 1)

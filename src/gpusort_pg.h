@@ -74,11 +74,23 @@ typedef struct GpusortLastRun
 	double		sort_ms;
 	double		copy_out_ms;
 	double		total_ms;
+	double		queue_ms;		/* server mode: waiting for admission */
 } GpusortLastRun;
 
 extern GpusortLastRun gpusort_last;
 
-/* The cached result of gs_runtime_probe (gpusort.c); probes on first use. */
+/* server_client.c: sorts through the GPU server (server mode only) */
+extern bool gpusort_server_mode;
+extern bool gpusort_server_usable(const char **reason);
+extern gs_status gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
+									 size_t max_device_bytes, gs_run_report *report,
+									 double *queue_ms, gs_error *err);
+extern const gs_runtime_info *gpusort_server_runtime(void);
+
+/*
+ * The cached result of gs_runtime_probe (gpusort.c); probes on first use.  In
+ * server mode, what the server found (the backend never loads CUDA).
+ */
 extern const gs_runtime_info *gpusort_runtime(void);
 
 /* Element type OID -> gs_type; errors for a type gpusort does not sort. */

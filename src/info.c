@@ -15,6 +15,7 @@
 #include "utils/tuplestore.h"
 
 #include "gpusort_pg.h"
+#include "server.h"
 
 PG_FUNCTION_INFO_V1(gpusort_info);
 PG_FUNCTION_INFO_V1(gpusort_devices);
@@ -36,8 +37,8 @@ gpusort_info(PG_FUNCTION_ARGS)
 {
 	const gs_runtime_info *info = gpusort_runtime();
 	TupleDesc	tupdesc;
-	Datum		values[6];
-	bool		nulls[6];
+	Datum		values[8];
+	bool		nulls[8];
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -60,6 +61,15 @@ gpusort_info(PG_FUNCTION_ARGS)
 										gs_status_name(info->status));
 	else
 		nulls[5] = true;
+
+	/* since 1.1: the mode and why */
+	if (tupdesc->natts >= 8)
+	{
+		values[6] = CStringGetTextDatum(gpusort_server_mode ? "server" : "backend");
+		values[7] = CStringGetTextDatum(gpusort_server_mode ?
+										"gpusort is in shared_preload_libraries: one GPU server process sorts for every backend" :
+										"gpusort is not in shared_preload_libraries: each backend that sorts on a GPU opens its own CUDA context");
+	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -84,7 +94,14 @@ gpusort_devices(PG_FUNCTION_ARGS)
 		Datum		values[6];
 		bool		nulls[6];
 
-		if (gs_device_props_get(id, &props, &err) != GS_OK)
+		if (gpusort_server_mode)
+		{
+			/* what the server read when it started: the backend loads no CUDA */
+			if (id >= gpusort_server->ndevices)
+				break;
+			props = gpusort_server->devices[id].props;
+		}
+		else if (gs_device_props_get(id, &props, &err) != GS_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_SYSTEM_ERROR),
 					 errmsg("could not read the properties of GPU %d", id),
@@ -113,8 +130,8 @@ gpusort_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	const GpusortLastRun *last = &gpusort_last;
-	Datum		values[8];
-	bool		nulls[8];
+	Datum		values[9];
+	bool		nulls[9];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last->valid)
@@ -129,6 +146,7 @@ gpusort_last_run(PG_FUNCTION_ARGS)
 	values[5] = Float8GetDatum(last->sort_ms);
 	values[6] = Float8GetDatum(last->copy_out_ms);
 	values[7] = Float8GetDatum(last->total_ms);
+	values[8] = Float8GetDatum(last->queue_ms);	/* since 1.1 */
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -1,0 +1,728 @@
+/*
+ * server.c: the GPU server, a background worker that owns the CUDA contexts
+ * and sorts for every backend (server.h describes the shared memory).
+ *
+ * The process has one main thread, which alone talks to PostgreSQL: it
+ * admits queued jobs (submission order; a job waits while no worker thread,
+ * no device memory within the budget or no region of the transfer area is
+ * free), and sets the latches of the backends the worker threads want to
+ * wake.  The worker threads, gpusort.server_streams per GPU, each run one
+ * job at a time with kernels/ (gs_worker_sort on a stream of their own) and
+ * call nothing of PostgreSQL: they read and write the job's slot with
+ * atomics and tell the main thread what to do through a pipe.
+ *
+ * Faults: a CUDA error fails the job it happened in.  One that leaves the
+ * context unusable fails every job in flight and the process exits with
+ * code 1; the postmaster starts the server again a second later with fresh
+ * contexts, and queued jobs wait for it.
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "gpusort_pg.h"
+#include "server.h"
+
+PGDLLEXPORT void gpusort_server_main(Datum main_arg);
+
+/* What a worker thread asks of the main thread. */
+typedef enum RelayKind
+{
+	RELAY_WAKE,					/* set the latch of the slot's backend */
+	RELAY_FINISHED				/* the worker is done with the slot's job */
+} RelayKind;
+
+typedef struct RelayMessage
+{
+	int32		kind;
+	int32		worker;
+	int32		slot;
+	int32		status;			/* RELAY_FINISHED: the job's gs_status */
+	uint64		seq;
+} RelayMessage;
+
+typedef struct Worker
+{
+	int			index;
+	int			device;
+	pthread_t	thread;
+	gs_worker  *gw;
+	pthread_mutex_t mutex;
+	pthread_cond_t cond;
+	int			slot;			/* the job handed over, -1: none */
+	uint64		seq;
+	bool		stop;
+	volatile int started;		/* 1: ready, -1: failed (error says why) */
+	gs_error	error;
+	bool		busy;			/* main thread's view */
+} Worker;
+
+static Worker *workers;
+static int	nworkers;
+static int	relay_pipe[2] = {-1, -1};
+static volatile bool threads_stop = false;
+
+/* ------------------------------------------------------------------------
+ * Worker threads: nothing of PostgreSQL below this line until the main
+ * thread's part.
+ * ------------------------------------------------------------------------ */
+
+static void
+relay(RelayKind kind, int worker, int slot, uint64 seq, gs_status status)
+{
+	RelayMessage m;
+	ssize_t		r;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = kind;
+	m.worker = worker;
+	m.slot = slot;
+	m.seq = seq;
+	m.status = status;
+	/* a pipe write of a few bytes is atomic; retry only on a signal */
+	do
+		r = write(relay_pipe[1], &m, sizeof(m));
+	while (r < 0 && errno == EINTR);
+}
+
+typedef struct StreamArg
+{
+	GpusortJobSlot *slot;
+	int			slot_index;
+	int			worker;
+	uint64		seq;
+	uint64		in_chunks;
+} StreamArg;
+
+static uint64
+load64(volatile uint64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void
+store64(volatile uint64 *p, uint64 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/*
+ * Waits until *counter reaches target, polling: the backend on the other
+ * side writes a chunk in a millisecond or less, so a short sleep costs less
+ * than any wake-up.  False when the job is withdrawn or the server stops.
+ */
+static bool
+wait_counter(StreamArg *a, volatile uint64 *counter, uint64 target)
+{
+	long		sleep_ns = 2000;
+
+	while (load64(counter) < target)
+	{
+		struct timespec ts;
+
+		if (__atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE) || threads_stop)
+			return false;
+		ts.tv_sec = 0;
+		ts.tv_nsec = sleep_ns;
+		nanosleep(&ts, NULL);
+		if (sleep_ns < 100000)
+			sleep_ns *= 2;
+	}
+	return !__atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE);
+}
+
+static bool
+io_input_ready(void *arg, size_t chunk)
+{
+	StreamArg  *a = (StreamArg *) arg;
+
+	return wait_counter(a, &a->slot->in_ready, chunk + 1);
+}
+
+static void
+io_input_done(void *arg, size_t chunk)
+{
+	StreamArg  *a = (StreamArg *) arg;
+
+	store64(&a->slot->in_done, chunk + 1);
+	/* the backend waits for a free ring slot only when the input outgrows the ring */
+	if (a->in_chunks > GPUSORT_RING_SLOTS)
+		relay(RELAY_WAKE, a->worker, a->slot_index, a->seq, GS_OK);
+}
+
+static bool
+io_output_free(void *arg, size_t chunk)
+{
+	StreamArg  *a = (StreamArg *) arg;
+
+	if (chunk < GPUSORT_RING_SLOTS)
+		return !__atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE) && !threads_stop;
+	return wait_counter(a, &a->slot->out_done, chunk + 1 - GPUSORT_RING_SLOTS);
+}
+
+static void
+io_output_ready(void *arg, size_t chunk)
+{
+	StreamArg  *a = (StreamArg *) arg;
+
+	store64(&a->slot->out_ready, chunk + 1);
+	relay(RELAY_WAKE, a->worker, a->slot_index, a->seq, GS_OK);
+}
+
+static gs_status
+run_job(Worker *w, int slot_index, uint64 seq)
+{
+	GpusortJobSlot *slot = &gpusort_server->slots[slot_index];
+	gs_stream_job job;
+	gs_stream_io io;
+	StreamArg	a;
+	gs_run_report rep;
+	gs_error	err;
+	gs_status	status;
+
+	memset(&job, 0, sizeof(job));
+	job.type = slot->type;
+	job.algorithm = slot->algorithm;
+	job.n = slot->n;
+	job.descending = slot->descending;
+	job.want_keys = slot->want_keys;
+	job.want_perm = slot->want_perm;
+	job.max_device_bytes = slot->reserved_bytes;
+
+	a.slot = slot;
+	a.slot_index = slot_index;
+	a.worker = w->index;
+	a.seq = seq;
+	a.in_chunks = gpusort_chunks(slot->n * gs_type_size(slot->type));
+
+	io.ring = gpusort_server->area + slot->region_offset;
+	io.chunk_bytes = GPUSORT_CHUNK_BYTES;
+	io.slots = GPUSORT_RING_SLOTS;
+	io.input_ready = io_input_ready;
+	io.input_done = io_input_done;
+	io.output_free = io_output_free;
+	io.output_ready = io_output_ready;
+	io.arg = &a;
+
+	memset(&err, 0, sizeof(err));
+	memset(&rep, 0, sizeof(rep));
+	status = gs_worker_sort(w->gw, &job, &io, &rep, &err);
+
+	slot->status = status;
+	memcpy(slot->message, err.message, sizeof(slot->message));
+	slot->report = rep;
+	__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
+	relay(RELAY_WAKE, w->index, slot_index, seq, GS_OK);
+	return status;
+}
+
+static void *
+worker_main(void *arg)
+{
+	Worker	   *w = (Worker *) arg;
+
+	memset(&w->error, 0, sizeof(w->error));
+	if (gs_worker_create(w->device, &w->gw, &w->error) != GS_OK)
+	{
+		__atomic_store_n(&w->started, -1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	__atomic_store_n(&w->started, 1, __ATOMIC_RELEASE);
+
+	for (;;)
+	{
+		int			slot;
+		uint64		seq;
+		gs_status	status;
+
+		pthread_mutex_lock(&w->mutex);
+		while (w->slot < 0 && !w->stop)
+			pthread_cond_wait(&w->cond, &w->mutex);
+		if (w->stop)
+		{
+			pthread_mutex_unlock(&w->mutex);
+			break;
+		}
+		slot = w->slot;
+		seq = w->seq;
+		pthread_mutex_unlock(&w->mutex);
+
+		status = run_job(w, slot, seq);
+
+		pthread_mutex_lock(&w->mutex);
+		w->slot = -1;
+		pthread_mutex_unlock(&w->mutex);
+		relay(RELAY_FINISHED, w->index, slot, seq, status);
+	}
+	gs_worker_destroy(w->gw);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * The main thread.
+ * ------------------------------------------------------------------------ */
+
+/* Releases what a slot holds and frees it; under the lock. */
+void
+gpusort_server_release_slot(GpusortJobSlot *slot)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	if (slot->region_bytes > 0)
+	{
+		int			first = (int) (slot->region_offset / GPUSORT_AREA_GRANULE);
+		int			count = (int) gpusort_area_granules(slot->region_bytes);
+
+		memset(srv->granule_used + first, 0, count);
+		srv->area_used -= slot->region_bytes;
+	}
+	if (slot->reserved_bytes > 0 && slot->device >= 0 && slot->device < srv->ndevices)
+		srv->devices[slot->device].reserved_bytes -= slot->reserved_bytes;
+	slot->region_bytes = 0;
+	slot->reserved_bytes = 0;
+	slot->state = GPUSORT_SLOT_FREE;
+	slot->withdrawn = false;
+}
+
+/* Answers a job without running it; under the lock. */
+static void
+reject_job(GpusortJobSlot *slot, gs_status status, const char *fmt,...) pg_attribute_printf(3, 4);
+
+static void
+reject_job(GpusortJobSlot *slot, gs_status status, const char *fmt,...)
+{
+	va_list		ap;
+
+	slot->status = status;
+	va_start(ap, fmt);
+	vsnprintf(slot->message, sizeof(slot->message), fmt, ap);
+	va_end(ap);
+	memset(&slot->report, 0, sizeof(slot->report));
+	slot->report.device = -1;
+	gpusort_server->jobs_rejected++;
+	__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
+	if (slot->withdrawn)
+		gpusort_server_release_slot(slot);
+	else
+		SetLatch(slot->latch);
+}
+
+/* First fit of count granules in the transfer area, or -1. */
+static int
+find_region(int count)
+{
+	GpusortServerShared *srv = gpusort_server;
+	int			run = 0;
+
+	for (int g = 0; g < srv->ngranules; g++)
+	{
+		run = srv->granule_used[g] ? 0 : run + 1;
+		if (run == count)
+			return g - count + 1;
+	}
+	return -1;
+}
+
+static Worker *
+idle_worker(int device)
+{
+	for (int i = 0; i < nworkers; i++)
+		if (workers[i].device == device && !workers[i].busy)
+			return &workers[i];
+	return NULL;
+}
+
+/*
+ * Admits queued jobs in submission order while the oldest one finds a
+ * worker, device memory and a region; a job that can never fit is answered
+ * at once.
+ */
+static void
+admit_jobs(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	for (;;)
+	{
+		GpusortJobSlot *slot = NULL;
+		int			index = -1;
+		Size		need,
+					stream_bytes,
+					region;
+		int			best = -1,
+					first,
+					count;
+		bool		fits_somewhere = false;
+		Worker	   *w;
+
+		for (int i = 0; i < srv->nslots; i++)
+		{
+			GpusortJobSlot *s = &srv->slots[i];
+
+			if (s->state == GPUSORT_SLOT_QUEUED && !s->finished &&
+				(slot == NULL || s->seq < slot->seq))
+			{
+				slot = s;
+				index = i;
+			}
+		}
+		if (slot == NULL)
+			break;
+
+		if (srv->state == GPUSORT_SERVER_NO_GPU)
+		{
+			reject_job(slot, GS_ERR_NO_DEVICE, "%s", srv->reason);
+			continue;
+		}
+		if (slot->device_wanted >= srv->ndevices)
+		{
+			reject_job(slot, GS_ERR_NO_DEVICE, "GPU %d does not exist; the server has %d", slot->device_wanted, srv->ndevices);
+			continue;
+		}
+
+		need = gs_host_sort_device_bytes(slot->type, slot->algorithm, slot->n, slot->want_perm);
+		if (slot->max_device_bytes != 0 && need > slot->max_device_bytes)
+		{
+			reject_job(slot, GS_ERR_MEMORY_LIMIT,
+					   "the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
+					   need / 1048576.0, slot->max_device_bytes / 1048576.0);
+			continue;
+		}
+
+		for (int d = 0; d < srv->ndevices; d++)
+		{
+			GpusortDeviceStats *dev = &srv->devices[d];
+
+			if (slot->device_wanted >= 0 && d != slot->device_wanted)
+				continue;
+			if (need > dev->budget_bytes)
+				continue;
+			fits_somewhere = true;
+			if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) == NULL)
+				continue;
+			if (best < 0 || dev->reserved_bytes < srv->devices[best].reserved_bytes)
+				best = d;
+		}
+		if (!fits_somewhere)
+		{
+			reject_job(slot, GS_ERR_MEMORY_LIMIT,
+					   "the sort needs %.1f MB of device memory, more than the server's budget (gpusort.server_memory)",
+					   need / 1048576.0);
+			continue;
+		}
+		if (best < 0)
+			break;				/* the oldest job waits for memory or a worker */
+
+		stream_bytes = Max(slot->n * gs_type_size(slot->type),
+						   (slot->want_keys ? slot->n * gs_type_size(slot->type) : 0) +
+						   (slot->want_perm ? slot->n * sizeof(uint32) : 0));
+		region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
+		count = (int) gpusort_area_granules(region);
+		first = find_region(count);
+		if (first < 0)
+			break;				/* the oldest job waits for room in the transfer area */
+
+		w = idle_worker(best);
+		memset(srv->granule_used + first, 1, count);
+		slot->region_offset = (Size) first * GPUSORT_AREA_GRANULE;
+		slot->region_bytes = (Size) count * GPUSORT_AREA_GRANULE;
+		srv->area_used += slot->region_bytes;
+		slot->device = best;
+		slot->reserved_bytes = need;
+		srv->devices[best].reserved_bytes += need;
+		srv->devices[best].running++;
+		slot->worker = w->index;
+		slot->generation = srv->generation;
+		slot->admitted = GetCurrentTimestamp();
+		slot->state = GPUSORT_SLOT_RUNNING;
+
+		w->busy = true;
+		pthread_mutex_lock(&w->mutex);
+		w->slot = index;
+		w->seq = slot->seq;
+		pthread_cond_signal(&w->cond);
+		pthread_mutex_unlock(&w->mutex);
+
+		SetLatch(slot->latch);
+	}
+	LWLockRelease(srv->lock);
+}
+
+/* Acts on what the worker threads sent. */
+static void
+drain_relay(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	RelayMessage m;
+	bool		context_broken = false;
+
+	for (;;)
+	{
+		ssize_t		r = read(relay_pipe[0], &m, sizeof(m));
+		GpusortJobSlot *slot;
+
+		if (r != sizeof(m))
+			break;
+		slot = &srv->slots[m.slot];
+		if (m.kind == RELAY_WAKE)
+		{
+			/* a stale wake (the slot has a new job) only costs the backend a look */
+			if (slot->latch != NULL)
+				SetLatch(slot->latch);
+			continue;
+		}
+
+		/* RELAY_FINISHED; the backend may have freed the slot already */
+		workers[m.worker].busy = false;
+		LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+		{
+			GpusortDeviceStats *dev = &srv->devices[workers[m.worker].device];
+
+			dev->running--;
+			if (m.status == GS_OK)
+				dev->jobs_done++;
+			else
+				dev->jobs_failed++;
+		}
+		if (slot->seq == m.seq && slot->state == GPUSORT_SLOT_RUNNING && slot->withdrawn)
+			gpusort_server_release_slot(slot);
+		LWLockRelease(srv->lock);
+		if (gs_device_context_broken())
+			context_broken = true;
+	}
+
+	if (context_broken)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("gpusort server: a CUDA error left a GPU context unusable, restarting")));
+}
+
+/*
+ * At exit (SIGTERM, an error, a broken context): the jobs in flight fail with
+ * a message the backends show; queued jobs stay for the next server.
+ */
+static void
+server_exit(int code, Datum arg)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	threads_stop = true;
+	LWLockReleaseAll();
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+
+		if (slot->state == GPUSORT_SLOT_RUNNING && !slot->finished)
+		{
+			slot->status = GS_ERR_CUDA;
+			strlcpy(slot->message, "the GPU server stopped while sorting", sizeof(slot->message));
+			__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
+			if (slot->withdrawn)
+				gpusort_server_release_slot(slot);
+			else
+				SetLatch(slot->latch);
+		}
+	}
+	srv->state = GPUSORT_SERVER_STARTING;
+	srv->server_pid = 0;
+	srv->server_latch = NULL;
+	LWLockRelease(srv->lock);
+}
+
+/* The device-memory budget of device d from gpusort.server_memory. */
+static Size
+device_budget(const gs_device_props *props)
+{
+	if (gpusort_server_memory > 0)
+		return Min((Size) gpusort_server_memory * 1024 * 1024, props->total_memory);
+	return props->total_memory / 10 * 8;
+}
+
+/*
+ * Finds the GPUs, pins the transfer area, starts the worker threads.
+ * Returns false with srv->reason set when no GPU can be used.
+ */
+static bool
+start_devices(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	gs_runtime_info info;
+	gs_error	err;
+	sigset_t	all,
+				old;
+	int			ndev;
+
+	gs_runtime_probe(&info);
+	srv->runtime = info;
+	if (info.status != GS_OK)
+	{
+		strlcpy(srv->reason, info.reason[0] != '\0' ? info.reason : gs_status_name(info.status),
+				sizeof(srv->reason));
+		return false;
+	}
+
+	ndev = Min(info.device_count, GPUSORT_SERVER_MAX_DEVICES);
+	for (int d = 0; d < ndev; d++)
+	{
+		GpusortDeviceStats *dev = &srv->devices[d];
+
+		if (gs_device_props_get(d, &dev->props, &err) != GS_OK ||
+			gs_device_pool_keep(d, device_budget(&dev->props), &err) != GS_OK)
+		{
+			snprintf(srv->reason, sizeof(srv->reason), "GPU %d: %s", d, err.message);
+			return false;
+		}
+		dev->budget_bytes = device_budget(&dev->props);
+		dev->reserved_bytes = 0;
+		dev->running = 0;
+	}
+
+	if (gs_host_pin(srv->area, srv->area_bytes, &err) != GS_OK)
+	{
+		strlcpy(srv->reason, err.message, sizeof(srv->reason));
+		return false;
+	}
+
+	if (pipe(relay_pipe) != 0 || fcntl(relay_pipe[0], F_SETFL, O_NONBLOCK) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("gpusort server: could not create a pipe: %m")));
+
+	nworkers = ndev * gpusort_server_streams;
+	workers = (Worker *) MemoryContextAllocZero(TopMemoryContext, sizeof(Worker) * nworkers);
+
+	/* the threads inherit a mask that keeps PostgreSQL's signals for this thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 0; i < nworkers; i++)
+	{
+		Worker	   *w = &workers[i];
+
+		w->index = i;
+		w->device = i / gpusort_server_streams;
+		w->slot = -1;
+		pthread_mutex_init(&w->mutex, NULL);
+		pthread_cond_init(&w->cond, NULL);
+		if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
+		{
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("gpusort server: could not start a worker thread")));
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	for (int i = 0; i < nworkers; i++)
+	{
+		while (__atomic_load_n(&workers[i].started, __ATOMIC_ACQUIRE) == 0)
+			pg_usleep(1000L);
+		if (workers[i].started < 0)
+		{
+			snprintf(srv->reason, sizeof(srv->reason), "GPU %d: %s",
+					 workers[i].device, workers[i].error.message);
+			return false;
+		}
+	}
+	srv->ndevices = ndev;
+	return true;
+}
+
+void
+gpusort_server_main(Datum main_arg)
+{
+	GpusortServerShared *srv = gpusort_server;
+	bool		ready;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	/*
+	 * Jobs that a previous server had admitted are lost with its process:
+	 * fail them (their backends fall back or report the error); jobs still
+	 * queued are served by this one.
+	 */
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	srv->generation++;
+	srv->state = GPUSORT_SERVER_STARTING;
+	srv->server_pid = MyProcPid;
+	srv->server_latch = MyLatch;
+	srv->started = GetCurrentTimestamp();
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+
+		if (slot->state == GPUSORT_SLOT_RUNNING && !slot->finished)
+		{
+			slot->status = GS_ERR_CUDA;
+			strlcpy(slot->message, "the GPU server stopped while sorting", sizeof(slot->message));
+			__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
+			if (slot->withdrawn)
+				gpusort_server_release_slot(slot);
+			else
+				SetLatch(slot->latch);
+		}
+	}
+	for (int d = 0; d < GPUSORT_SERVER_MAX_DEVICES; d++)
+		srv->devices[d].running = 0;
+	LWLockRelease(srv->lock);
+	on_shmem_exit(server_exit, (Datum) 0);
+
+	ready = start_devices();
+
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	srv->state = ready ? GPUSORT_SERVER_READY : GPUSORT_SERVER_NO_GPU;
+	LWLockRelease(srv->lock);
+	if (ready)
+		ereport(LOG,
+				(errmsg("gpusort server: sorting on %d GPU%s with %d jobs in flight each, transfer area %d MB",
+						srv->ndevices, srv->ndevices == 1 ? "" : "s", gpusort_server_streams,
+						gpusort_transfer_area)));
+	else
+		ereport(LOG,
+				(errmsg("gpusort server: no GPU is usable, sorts run on the CPU: %s", srv->reason)));
+
+	for (;;)
+	{
+		int			events = WL_LATCH_SET | WL_EXIT_ON_PM_DEATH;
+
+		admit_jobs();
+		if (relay_pipe[0] >= 0)
+			events |= WL_SOCKET_READABLE;
+		(void) WaitLatchOrSocket(MyLatch, events, relay_pipe[0], -1L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+			for (int d = 0; d < srv->ndevices; d++)
+				srv->devices[d].budget_bytes = device_budget(&srv->devices[d].props);
+			LWLockRelease(srv->lock);
+		}
+		if (relay_pipe[0] >= 0)
+			drain_relay();
+	}
+}

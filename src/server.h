@@ -1,0 +1,157 @@
+/*
+ * server.h: the GPU server's shared memory, shared by the server process
+ * (server.c) and the backends that hand it jobs (server_client.c).
+ *
+ * With shared_preload_libraries = 'gpusort' one background worker owns the
+ * CUDA contexts, one per GPU, and sorts for every backend.  A backend puts
+ * its job in a slot of the main shared memory segment and waits on its
+ * latch; the server admits jobs in submission order once a worker thread,
+ * device memory within the budget and a region of the transfer area are
+ * free, and the data stream through that region, which the server pinned
+ * once, in chunks: the backend copies a chunk in while the device copies the
+ * last one, and the same on the way out.
+ *
+ * Who writes what: the slot's job description and state under the lock; the
+ * streaming counters with plain atomic stores (the worker threads never take
+ * a PostgreSQL lock or call PostgreSQL).  A worker thread wakes a backend
+ * through the server's main thread (a pipe), which sets the backend's latch.
+ */
+#ifndef GPUSORT_SERVER_H
+#define GPUSORT_SERVER_H
+
+#include "postgres.h"
+
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#include "gpusort.h"
+
+#define GPUSORT_SERVER_MAX_DEVICES	16
+
+/* The ring: a job's region of the transfer area holds up to this many chunks. */
+#define GPUSORT_CHUNK_BYTES		((Size) 8 << 20)
+#define GPUSORT_RING_SLOTS		4
+
+/* The transfer area is handed out in granules of this size. */
+#define GPUSORT_AREA_GRANULE	((Size) 64 << 10)
+
+typedef enum GpusortServerState
+{
+	GPUSORT_SERVER_STARTING = 0,	/* not yet probed (or restarting) */
+	GPUSORT_SERVER_READY,			/* sorting on devices */
+	GPUSORT_SERVER_NO_GPU			/* running, but no GPU is usable: reason says why */
+} GpusortServerState;
+
+typedef enum GpusortSlotState
+{
+	GPUSORT_SLOT_FREE = 0,
+	GPUSORT_SLOT_QUEUED,		/* waiting for admission */
+	GPUSORT_SLOT_RUNNING		/* admitted: region, memory and a worker are its own */
+} GpusortSlotState;
+
+typedef struct GpusortJobSlot
+{
+	/* under the lock */
+	GpusortSlotState state;
+	uint64		seq;			/* submission order; identifies the job */
+	uint64		generation;		/* the server generation that admitted it */
+	Latch	   *latch;			/* the backend's */
+	int			pid;
+	bool		withdrawn;		/* the backend left: the server frees the slot */
+
+	/* the job, written by the backend before it is queued */
+	gs_type		type;
+	gs_algorithm algorithm;
+	uint64		n;
+	bool		descending;
+	bool		want_keys;
+	bool		want_perm;
+	int			device_wanted;	/* -1: any */
+	uint64		max_device_bytes;	/* the session's limit, 0: none */
+	TimestampTz submitted;
+
+	/* written by the server at admission */
+	int			device;
+	Size		region_offset;	/* in the transfer area */
+	Size		region_bytes;
+	Size		reserved_bytes; /* of the device's budget */
+	int			worker;			/* index of the worker thread */
+	TimestampTz admitted;
+
+	/* the stream, counted in chunks; atomics (see the file header) */
+	volatile uint64 in_ready;	/* backend: chunks written */
+	volatile uint64 in_done;	/* server: chunks on the device (their slots free) */
+	volatile uint64 out_ready;	/* server: output chunks written */
+	volatile uint64 out_done;	/* backend: output chunks read (their slots free) */
+	volatile uint32 cancel;		/* backend: stop as soon as possible */
+	volatile uint32 finished;	/* server: the result below is final */
+
+	/* the result */
+	gs_status	status;
+	char		message[GS_MESSAGE_LEN];
+	gs_run_report report;
+} GpusortJobSlot;
+
+typedef struct GpusortDeviceStats
+{
+	gs_device_props props;
+	Size		budget_bytes;
+	Size		reserved_bytes;
+	int			workers;
+	int			running;
+	uint64		jobs_done;
+	uint64		jobs_failed;
+	uint64		bytes_sorted;
+} GpusortDeviceStats;
+
+typedef struct GpusortServerShared
+{
+	LWLock	   *lock;
+	GpusortServerState state;
+	uint64		generation;		/* bumped by each start of the server */
+	int			server_pid;
+	Latch	   *server_latch;
+	TimestampTz started;
+	gs_runtime_info runtime;	/* what the server found */
+	char		reason[GS_MESSAGE_LEN]; /* why no GPU is usable (GPUSORT_SERVER_NO_GPU) */
+	int			ndevices;
+	GpusortDeviceStats devices[GPUSORT_SERVER_MAX_DEVICES];
+
+	uint64		next_seq;
+	uint64		jobs_submitted;
+	uint64		jobs_rejected;	/* answered without running: over the budget, no GPU */
+	Size		area_bytes;
+	Size		area_used;
+	char	   *area;			/* the transfer area (same address in every process) */
+	int			ngranules;
+	uint8	   *granule_used;	/* one byte per granule */
+	int			nslots;
+	GpusortJobSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} GpusortServerShared;
+
+/* Settings of server mode (gpusort.c defines them). */
+extern int	gpusort_server_memory;	/* MB per GPU, 0: 80% of its memory */
+extern int	gpusort_transfer_area;	/* MB */
+extern int	gpusort_server_streams; /* jobs in flight per GPU */
+
+/* Set in the postmaster when gpusort was preloaded (inherited by its children). */
+extern bool gpusort_server_mode;
+extern GpusortServerShared *gpusort_server;
+
+/* server_client.c */
+extern void gpusort_server_request_shmem(void);
+extern void gpusort_server_init_shmem(void);
+extern void gpusort_server_register(void);
+extern Size gpusort_area_granules(Size bytes);
+
+/* server.c: releases what a slot holds and frees it; under the lock */
+extern void gpusort_server_release_slot(GpusortJobSlot *slot);
+
+/* The number of chunks a stream of bytes takes. */
+static inline uint64
+gpusort_chunks(Size bytes)
+{
+	return (bytes + GPUSORT_CHUNK_BYTES - 1) / GPUSORT_CHUNK_BYTES;
+}
+
+#endif							/* GPUSORT_SERVER_H */

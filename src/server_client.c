@@ -1,0 +1,498 @@
+/*
+ * server_client.c: the backends' side of the GPU server (server.h): its
+ * shared memory and background worker, set up when gpusort is preloaded;
+ * handing a sort to the server and streaming its data through the transfer
+ * area; and gpusort_server(), which shows the server.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "gpusort_pg.h"
+#include "server.h"
+
+PG_FUNCTION_INFO_V1(gpusort_server_status);
+
+bool		gpusort_server_mode = false;
+GpusortServerShared *gpusort_server = NULL;
+
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+
+Size
+gpusort_area_granules(Size bytes)
+{
+	return (bytes + GPUSORT_AREA_GRANULE - 1) / GPUSORT_AREA_GRANULE;
+}
+
+static Size
+area_bytes(void)
+{
+	return (Size) gpusort_transfer_area * 1024 * 1024;
+}
+
+static Size
+server_shmem_size(void)
+{
+	Size		size = offsetof(GpusortServerShared, slots);
+	Size		granules = gpusort_area_granules(area_bytes());
+
+	size = add_size(size, mul_size(MaxBackends, sizeof(GpusortJobSlot)));
+	size = add_size(size, granules);
+	/* the area itself, page aligned */
+	size = add_size(size, add_size(area_bytes(), 4096));
+	return size;
+}
+
+static void
+server_shmem_request(void)
+{
+#if PG_VERSION_NUM >= 150000
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(server_shmem_size());
+	RequestNamedLWLockTranche("gpusort", 1);
+}
+
+static void
+server_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	gpusort_server = ShmemInitStruct("gpusort server", server_shmem_size(), &found);
+	if (!found)
+	{
+		GpusortServerShared *srv = gpusort_server;
+		Size		head = offsetof(GpusortServerShared, slots) +
+			(Size) MaxBackends * sizeof(GpusortJobSlot);
+		char	   *p;
+
+		memset(srv, 0, head);
+		srv->lock = &(GetNamedLWLockTranche("gpusort"))->lock;
+		srv->state = GPUSORT_SERVER_STARTING;
+		srv->nslots = MaxBackends;
+		srv->area_bytes = area_bytes();
+		srv->ngranules = (int) gpusort_area_granules(srv->area_bytes);
+		srv->granule_used = (uint8 *) srv + head;
+		memset(srv->granule_used, 0, srv->ngranules);
+		p = (char *) srv->granule_used + srv->ngranules;
+		srv->area = (char *) TYPEALIGN(4096, p);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* From _PG_init in the postmaster, when gpusort is in shared_preload_libraries. */
+void
+gpusort_server_register(void)
+{
+	BackgroundWorker worker;
+
+	gpusort_server_mode = true;
+
+#if PG_VERSION_NUM >= 150000
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = server_shmem_request;
+#else
+	server_shmem_request();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = server_shmem_startup;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 1;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpusort");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "gpusort_server_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "gpusort GPU server");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "gpusort GPU server");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* ------------------------------------------------------------------------
+ * Submitting a sort.
+ * ------------------------------------------------------------------------ */
+
+/* What a backend knows of its job while it waits. */
+typedef struct ClientJob
+{
+	GpusortJobSlot *slot;
+	uint64		seq;
+	bool		active;
+} ClientJob;
+
+static ClientJob current_job;
+
+static uint64
+load64(volatile uint64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void
+store64(volatile uint64 *p, uint64 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static bool
+job_finished(GpusortJobSlot *slot)
+{
+	return __atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * Leaves the job: a queued one is removed, a running one is told to stop
+ * and freed by the server once its worker lets go, a finished one is freed
+ * here.
+ */
+static void
+withdraw_job(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	GpusortJobSlot *slot = current_job.slot;
+	Latch	   *server_latch = NULL;
+
+	if (!current_job.active)
+		return;
+	current_job.active = false;
+
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	if (slot->seq == current_job.seq && slot->state != GPUSORT_SLOT_FREE)
+	{
+		if (job_finished(slot) || slot->state == GPUSORT_SLOT_QUEUED)
+			gpusort_server_release_slot(slot);
+		else
+		{
+			slot->withdrawn = true;
+			__atomic_store_n(&slot->cancel, 1, __ATOMIC_RELEASE);
+		}
+	}
+	server_latch = srv->server_latch;
+	LWLockRelease(srv->lock);
+
+	/* freed memory or a free region may let the next job in */
+	if (server_latch != NULL)
+		SetLatch(server_latch);
+}
+
+/* A backend that exits with a job (FATAL, terminate) leaves it behind cleanly. */
+static void
+client_exit(int code, Datum arg)
+{
+	if (current_job.active)
+	{
+		LWLockReleaseAll();
+		withdraw_job();
+	}
+}
+
+/*
+ * Waits until ready(slot, arg) holds or the job is finished; true when
+ * ready.  Interrupts are processed: a cancel raises its error here, and the
+ * caller's PG_CATCH withdraws the job.
+ */
+static bool
+wait_for(bool (*ready) (GpusortJobSlot *slot, uint64 arg), uint64 arg)
+{
+	GpusortJobSlot *slot = current_job.slot;
+
+	for (;;)
+	{
+		if (ready(slot, arg))
+			return true;
+		if (job_finished(slot))
+			return ready(slot, arg);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static bool
+ring_slot_free(GpusortJobSlot *slot, uint64 chunk)
+{
+	return slot->state == GPUSORT_SLOT_RUNNING &&
+		(chunk < GPUSORT_RING_SLOTS || load64(&slot->in_done) >= chunk + 1 - GPUSORT_RING_SLOTS);
+}
+
+static bool
+output_chunk_ready(GpusortJobSlot *slot, uint64 chunk)
+{
+	return load64(&slot->out_ready) > chunk;
+}
+
+static bool
+never(GpusortJobSlot *slot, uint64 arg)
+{
+	return false;
+}
+
+/* The server's state as a backend sees it; false when it cannot sort on a GPU. */
+bool
+gpusort_server_usable(const char **reason)
+{
+	GpusortServerState state = gpusort_server->state;
+
+	if (state == GPUSORT_SERVER_NO_GPU)
+	{
+		*reason = gpusort_server->reason;
+		return false;
+	}
+	*reason = NULL;
+	return true;
+}
+
+/*
+ * Sorts job on the server's GPUs; returns the library's status (GS_OK or
+ * why not) with err and report filled.  The input is never modified before
+ * the output is complete, so a failure leaves it intact.
+ */
+gs_status
+gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
+					size_t max_device_bytes, gs_run_report *report, double *queue_ms,
+					gs_error *err)
+{
+	GpusortServerShared *srv = gpusort_server;
+	GpusortJobSlot *slot = NULL;
+	static bool exit_registered = false;
+	bool		argsort = (job->perm != NULL);
+	Size		w = gs_type_size(job->type);
+	Size		in_bytes = job->n * w;
+	Size		out_bytes = argsort ? job->n * sizeof(uint32) : in_bytes;
+	char	   *out = argsort ? (char *) job->perm : (char *) job->dest;
+	uint64		in_chunks = gpusort_chunks(in_bytes);
+	uint64		out_chunks = gpusort_chunks(out_bytes);
+	Latch	   *server_latch;
+	gs_status	status;
+
+	if (!exit_registered)
+	{
+		before_shmem_exit(client_exit, (Datum) 0);
+		exit_registered = true;
+	}
+
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		if (srv->slots[i].state == GPUSORT_SLOT_FREE)
+		{
+			slot = &srv->slots[i];
+			break;
+		}
+	}
+	if (slot == NULL)
+	{
+		LWLockRelease(srv->lock);
+		snprintf(err->message, sizeof(err->message), "all %d job slots of the GPU server are taken", srv->nslots);
+		err->status = GS_ERR_HOST_MEMORY;
+		return GS_ERR_HOST_MEMORY;
+	}
+	slot->state = GPUSORT_SLOT_QUEUED;
+	slot->seq = ++srv->next_seq;
+	slot->latch = MyLatch;
+	slot->pid = MyProcPid;
+	slot->withdrawn = false;
+	slot->type = job->type;
+	slot->algorithm = (gs_algorithm) gpusort_algorithm;
+	slot->n = job->n;
+	slot->descending = job->descending;
+	slot->want_keys = !argsort;
+	slot->want_perm = argsort;
+	slot->device_wanted = device_wanted;
+	slot->max_device_bytes = max_device_bytes;
+	slot->submitted = GetCurrentTimestamp();
+	slot->device = -1;
+	slot->region_bytes = 0;
+	slot->reserved_bytes = 0;
+	slot->in_ready = slot->in_done = slot->out_ready = slot->out_done = 0;
+	slot->cancel = 0;
+	slot->finished = 0;
+	slot->status = GS_OK;
+	slot->message[0] = '\0';
+	srv->jobs_submitted++;
+	server_latch = srv->server_latch;
+	current_job.slot = slot;
+	current_job.seq = slot->seq;
+	current_job.active = true;
+	LWLockRelease(srv->lock);
+	if (server_latch != NULL)
+		SetLatch(server_latch);
+
+	PG_TRY();
+	{
+		char	   *ring = NULL;
+		bool		ok = true;
+
+		/* in: each chunk into its ring slot once the device has copied the one before it there */
+		for (uint64 i = 0; i < in_chunks && ok; i++)
+		{
+			Size		off = i * GPUSORT_CHUNK_BYTES;
+			Size		len = Min(GPUSORT_CHUNK_BYTES, in_bytes - off);
+
+			ok = wait_for(ring_slot_free, i);
+			if (!ok)
+				break;
+			if (ring == NULL)
+				ring = srv->area + slot->region_offset;
+			memcpy(ring + (i % GPUSORT_RING_SLOTS) * GPUSORT_CHUNK_BYTES, (const char *) input + off, len);
+			store64(&slot->in_ready, i + 1);
+		}
+
+		/* out: each chunk as it lands, handing its ring slot back */
+		for (uint64 i = 0; i < out_chunks && ok; i++)
+		{
+			Size		off = i * GPUSORT_CHUNK_BYTES;
+			Size		len = Min(GPUSORT_CHUNK_BYTES, out_bytes - off);
+
+			ok = wait_for(output_chunk_ready, i);
+			if (!ok)
+				break;
+			memcpy(out + off, ring + (i % GPUSORT_RING_SLOTS) * GPUSORT_CHUNK_BYTES, len);
+			store64(&slot->out_done, i + 1);
+		}
+
+		(void) wait_for(never, 0);	/* until the server has the result in the slot */
+	}
+	PG_CATCH();
+	{
+		withdraw_job();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	status = slot->status;
+	err->status = status;
+	memcpy(err->message, slot->message, sizeof(err->message));
+	*report = slot->report;
+	*queue_ms = slot->state == GPUSORT_SLOT_RUNNING ?
+		(double) (slot->admitted - slot->submitted) / 1000.0 : 0;
+	withdraw_job();
+	return status;
+}
+
+/* ------------------------------------------------------------------------
+ * gpusort_server(): one row per GPU of the server.
+ * ------------------------------------------------------------------------ */
+
+static const char *
+server_state_name(GpusortServerState state)
+{
+	switch (state)
+	{
+		case GPUSORT_SERVER_STARTING:
+			return "starting";
+		case GPUSORT_SERVER_READY:
+			return "ready";
+		case GPUSORT_SERVER_NO_GPU:
+			return "no gpu";
+	}
+	return "unknown";
+}
+
+Datum
+gpusort_server_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GpusortServerShared *srv = gpusort_server;
+	GpusortServerShared copy;
+	GpusortDeviceStats devices[GPUSORT_SERVER_MAX_DEVICES];
+	int			queued = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!gpusort_server_mode || srv == NULL)
+		return (Datum) 0;
+
+	LWLockAcquire(srv->lock, LW_SHARED);
+	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
+	memcpy(devices, srv->devices, sizeof(devices));
+	for (int i = 0; i < srv->nslots; i++)
+		if (srv->slots[i].state == GPUSORT_SLOT_QUEUED)
+			queued++;
+	LWLockRelease(srv->lock);
+
+	for (int d = 0; d < Max(copy.ndevices, 1); d++)
+	{
+		Datum		values[14];
+		bool		nulls[14];
+		GpusortDeviceStats *dev = &devices[d];
+		bool		has_device = d < copy.ndevices;
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = CStringGetTextDatum(server_state_name(copy.state));
+		values[1] = Int32GetDatum(copy.server_pid);
+		if (has_device)
+		{
+			values[2] = Int32GetDatum(d);
+			values[3] = CStringGetTextDatum(dev->props.name);
+			values[4] = Int32GetDatum(dev->workers > 0 ? dev->workers : gpusort_server_streams);
+			values[5] = Int32GetDatum(dev->running);
+			values[7] = Int64GetDatum((int64) dev->jobs_done);
+			values[8] = Int64GetDatum((int64) dev->jobs_failed);
+			values[9] = Float8GetDatum(dev->reserved_bytes / 1048576.0);
+			values[10] = Float8GetDatum(dev->budget_bytes / 1048576.0);
+		}
+		else
+		{
+			for (int c = 2; c <= 10; c++)
+				nulls[c] = true;
+		}
+		values[6] = Int32GetDatum(queued);
+		nulls[6] = false;
+		values[11] = Float8GetDatum(copy.area_bytes / 1048576.0);
+		values[12] = Float8GetDatum(copy.area_used / 1048576.0);
+		if (copy.state == GPUSORT_SERVER_NO_GPU)
+			values[13] = CStringGetTextDatum(copy.reason);
+		else
+			nulls[13] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * What the server found, for gpusort_info() and the device choice; while it
+ * starts, no GPU is usable yet and the reason says so.
+ */
+const gs_runtime_info *
+gpusort_server_runtime(void)
+{
+	static gs_runtime_info info;
+	GpusortServerShared *srv = gpusort_server;
+
+	LWLockAcquire(srv->lock, LW_SHARED);
+	info = srv->runtime;
+	if (srv->state == GPUSORT_SERVER_STARTING)
+	{
+		info.status = GS_ERR_NO_DEVICE;
+		strlcpy(info.reason, "the GPU server is starting", sizeof(info.reason));
+	}
+	else if (srv->state == GPUSORT_SERVER_NO_GPU)
+	{
+		if (info.status == GS_OK)
+			info.status = GS_ERR_NO_DEVICE;
+		strlcpy(info.reason, srv->reason, sizeof(info.reason));
+	}
+	LWLockRelease(srv->lock);
+	return &info;
+}
