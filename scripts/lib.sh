@@ -83,6 +83,9 @@ gs_build_install() {
 
 # Starts a throwaway cluster and exports PGHOST, PGPORT, PGUSER, PGDATABASE
 # for the clients.  Extra arguments are server settings (-c name=value).
+# The cluster runs gpusort in server mode (shared_preload_libraries =
+# 'gpusort': one GPU server process for every backend) unless GS_SERVER_MODE=0,
+# which gives the per-backend mode.
 # gs_stop_cluster (set as an EXIT trap here) stops it and removes it.
 gs_start_cluster() {
 	local owner
@@ -109,9 +112,14 @@ gs_start_cluster() {
 	"${GS_RUN[@]}" initdb -D "$GS_PGDIR/data" -U gpusort -A trust -E UTF8 --no-locale \
 		>"$GS_PGDIR/initdb.log" 2>&1 || { tail -20 "$GS_PGDIR/initdb.log" >&2; return 1; }
 	"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -l "$GS_PGDIR/server.log" -w start \
-		-o "-k $GS_PGDIR -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $*" >/dev/null ||
+		-o "-k $GS_PGDIR -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $(gs_server_option) $*" >/dev/null ||
 		{ tail -20 "$GS_PGDIR/server.log" >&2; return 1; }
 	export PGHOST=$GS_PGDIR PGPORT=${GS_PGPORT:-55432} PGUSER=gpusort PGDATABASE=postgres
+}
+
+# The server setting of gs_start_cluster's mode (see there).
+gs_server_option() {
+	[ "${GS_SERVER_MODE:-1}" = 0 ] || echo "-c shared_preload_libraries=gpusort"
 }
 
 # Runs a command as the cluster's owner (root only), keeping PATH and

@@ -125,28 +125,33 @@ _PG_init(void)
 							PGC_SIGHUP, GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("gpusort.transfer_area",
-							"Sets the size of the GPU server's pinned transfer area in shared memory.",
-							"Sorts stream their data through it in chunks; larger arrays than "
-							"the area take several rounds.",
-							&gpusort_transfer_area,
-							256, 64, 65536,
-							PGC_POSTMASTER, GUC_UNIT_MB,
-							NULL, NULL, NULL);
+	/*
+	 * Server mode: the postmaster starts the GPU server; backends never load
+	 * CUDA.  Its sizes are fixed at server start, so they exist only then.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomIntVariable("gpusort.transfer_area",
+								"Sets the size of the GPU server's pinned transfer area in shared memory.",
+								"Sorts stream their data through it in chunks; larger arrays than "
+								"the area take several rounds.",
+								&gpusort_transfer_area,
+								256, 64, 65536,
+								PGC_POSTMASTER, GUC_UNIT_MB,
+								NULL, NULL, NULL);
 
-	DefineCustomIntVariable("gpusort.server_streams",
-							"Sets how many sorts the GPU server runs at once on each GPU.",
-							NULL,
-							&gpusort_server_streams,
-							4, 1, 64,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
+		DefineCustomIntVariable("gpusort.server_streams",
+								"Sets how many sorts the GPU server runs at once on each GPU.",
+								NULL,
+								&gpusort_server_streams,
+								4, 1, 64,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+
+		gpusort_server_register();
+	}
 
 	MarkGUCPrefixReserved("gpusort");
-
-	/* server mode: the postmaster starts the GPU server; backends never load CUDA */
-	if (process_shared_preload_libraries_in_progress)
-		gpusort_server_register();
 }
 
 gs_type
