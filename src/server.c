@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,7 +132,7 @@ store64(volatile uint64 *p, uint64 v)
 static bool
 wait_counter(StreamArg *a, volatile uint64 *counter, uint64 target)
 {
-	long		sleep_ns = 2000;
+	long		sleep_ns = 1000;
 
 	while (load64(counter) < target)
 	{
@@ -142,7 +143,7 @@ wait_counter(StreamArg *a, volatile uint64 *counter, uint64 target)
 		ts.tv_sec = 0;
 		ts.tv_nsec = sleep_ns;
 		nanosleep(&ts, NULL);
-		if (sleep_ns < 100000)
+		if (sleep_ns < 20000)
 			sleep_ns *= 2;
 	}
 	return !__atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE);
@@ -237,6 +238,9 @@ static void *
 worker_main(void *arg)
 {
 	Worker	   *w = (Worker *) arg;
+
+	/* the polls of wait_counter sleep microseconds, not the default 50 us of slack */
+	(void) prctl(PR_SET_TIMERSLACK, 1000UL);
 
 	memset(&w->error, 0, sizeof(w->error));
 	if (gs_worker_create(w->device, &w->gw, &w->error) != GS_OK)
