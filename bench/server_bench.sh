@@ -10,7 +10,10 @@
 #
 #   bash bench/server_bench.sh [--modes server,backend] [--clients 1,16,64,128,300]
 #                              [--workloads check,pure] [--seconds 15] [--device gpu]
-#                              [--out FILE]
+#                              [--large] [--out FILE]
+# --large: instead of pgbench, single large sorts in each mode: a stored 10^7-element int4
+#   array (whole statement, and inside the function from gpusort_last_run) and a stored
+#   10^8-element float8 array (800 MB; inside the function), median of 5, results checked
 # Sets up and installs like scripts/test.sh (GS_PREBUILT=1: prebuilt files), one throwaway
 # cluster per mode with max_connections 400.
 set -euo pipefail
@@ -22,6 +25,7 @@ clients_list=1,16,64,128,300
 workloads=check,pure
 seconds=15
 device=gpu
+large=0
 out=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -30,8 +34,9 @@ while [ $# -gt 0 ]; do
 		--workloads) workloads=$2; shift 2 ;;
 		--seconds) seconds=$2; shift 2 ;;
 		--device) device=$2; shift 2 ;;
+		--large) large=1; shift ;;
 		--out) out=$2; shift 2 ;;
-		*) echo "usage: $0 [--modes server,backend] [--clients LIST] [--workloads check,pure] [--seconds S] [--device gpu|auto|cpu] [--out FILE]" >&2; exit 2 ;;
+		*) echo "usage: $0 [--large] [--modes server,backend] [--clients LIST] [--workloads check,pure] [--seconds S] [--device gpu|auto|cpu] [--out FILE]" >&2; exit 2 ;;
 	esac
 done
 out=${out:-$GS_ROOT/bench/results/server-$(hostname)-$(date -u +%Y-%m-%d).md}
@@ -63,6 +68,78 @@ pct() {
 	echo "| mode | workload | clients | transactions | clients aborted | tps | p50 ms | p99 ms | GPU processes (max) | GPU memory MiB (max) |"
 	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 } >"$out"
+
+# --large: one psql session per mode, the median of 5 of each measurement
+if [ "$large" = 1 ]; then
+	{
+		echo "# gpusort server mode against per-backend mode: single large sorts"
+		echo
+		echo "- machine: $(hostname), $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU')"
+		echo "- commit: $(git -C "$GS_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown); $(pg_config --version)"
+		echo "- command: bash bench/server_bench.sh --large --modes $modes --device $device"
+		echo "- stored arrays (EXTERNAL storage), gpusort.device = $device, median of 5 runs, ms; each result checked against the CPU sort"
+		echo
+		echo "| mode | array | statement | in the function | copy in | sort | copy out | queue |"
+		echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	} >"$out"
+	for mode in ${modes//,/ }; do
+		if [ "$mode" = server ]; then export GS_SERVER_MODE=1; else export GS_SERVER_MODE=0; fi
+		gs_start_cluster -c shared_buffers=4GB -c max_wal_size=8GB
+		PGOPTIONS="-c gpusort.device=$device" psql -X -q -A -t -v ON_ERROR_STOP=1 -v mode="$mode" <<-'SQL' >>"$out"
+			CREATE EXTENSION IF NOT EXISTS gpusort;
+			ALTER EXTENSION gpusort UPDATE;
+			CREATE TABLE big (name text, a int4[], f float8[]);
+			ALTER TABLE big ALTER COLUMN a SET STORAGE EXTERNAL, ALTER COLUMN f SET STORAGE EXTERNAL;
+			INSERT INTO big SELECT '10^7 int4', array_agg((random() * 4e9 - 2e9)::int4), NULL FROM generate_series(1, 10000000);
+			INSERT INTO big SELECT '10^8 float8', NULL, array_agg(random() * 1e9 - 5e8) FROM generate_series(1, 100000000);
+			CREATE TEMP TABLE runs (name text, stmt_ms float8, fn_ms float8, in_ms float8, sort_ms float8, out_ms float8, queue_ms float8);
+			CREATE FUNCTION pg_temp.measure(which text) RETURNS void LANGUAGE plpgsql AS $f$
+			DECLARE t0 timestamptz; g4 int4[]; g8 float8[]; dev text := current_setting('gpusort.device');
+			BEGIN
+				-- warm, and the result against the CPU's
+				IF which = '10^7 int4' THEN
+					SELECT gpu_sort(a) INTO g4 FROM big WHERE name = which;
+					PERFORM set_config('gpusort.device', 'cpu', true);
+					IF (SELECT gpu_sort(a) FROM big WHERE name = which) <> g4 THEN
+						RAISE EXCEPTION 'the % sort differs from the CPU sort', dev;
+					END IF;
+				ELSE
+					SELECT gpu_sort(f) INTO g8 FROM big WHERE name = which;
+					PERFORM set_config('gpusort.device', 'cpu', true);
+					IF (SELECT gpu_sort(f) FROM big WHERE name = which) <> g8 THEN
+						RAISE EXCEPTION 'the % sort differs from the CPU sort', dev;
+					END IF;
+				END IF;
+				PERFORM set_config('gpusort.device', dev, true);
+				FOR i IN 1..5 LOOP
+					t0 := clock_timestamp();
+					IF which = '10^7 int4' THEN
+						PERFORM cardinality(gpu_sort(a)) FROM big WHERE name = which;
+					ELSE
+						PERFORM cardinality(gpu_sort(f)) FROM big WHERE name = which;
+					END IF;
+					INSERT INTO runs SELECT which, extract(epoch FROM clock_timestamp() - t0) * 1000,
+						total_ms, copy_in_ms, sort_ms, copy_out_ms, queue_ms FROM gpusort_last_run();
+				END LOOP;
+			END $f$;
+			SELECT pg_temp.measure('10^7 int4');
+			SELECT pg_temp.measure('10^8 float8');
+			SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s |', :'mode', name,
+				round(percentile_cont(0.5) WITHIN GROUP (ORDER BY stmt_ms)::numeric, 1),
+				round(percentile_cont(0.5) WITHIN GROUP (ORDER BY fn_ms)::numeric, 2),
+				round(percentile_cont(0.5) WITHIN GROUP (ORDER BY in_ms)::numeric, 2),
+				round(percentile_cont(0.5) WITHIN GROUP (ORDER BY sort_ms)::numeric, 2),
+				round(percentile_cont(0.5) WITHIN GROUP (ORDER BY out_ms)::numeric, 2),
+				round(percentile_cont(0.5) WITHIN GROUP (ORDER BY queue_ms)::numeric, 3))
+			FROM runs GROUP BY name ORDER BY name;
+		SQL
+		gs_stop_cluster
+		trap - EXIT
+	done
+	sed -i '/^$/N;/^\n$/D' "$out"
+	echo "wrote $out" >&2
+	exit 0
+fi
 
 first_rows=()
 for mode in ${modes//,/ }; do
