@@ -91,7 +91,12 @@ if [ "$large" = 1 ]; then
 			CREATE TABLE big (name text, a int4[], f float8[]);
 			ALTER TABLE big ALTER COLUMN a SET STORAGE EXTERNAL, ALTER COLUMN f SET STORAGE EXTERNAL;
 			INSERT INTO big SELECT '10^7 int4', array_agg((random() * 4e9 - 2e9)::int4), NULL FROM generate_series(1, 10000000);
-			INSERT INTO big SELECT '10^8 float8', NULL, array_agg(random() * 1e9 - 5e8) FROM generate_series(1, 100000000);
+			-- array_agg stops at 1 GB of state: four pieces of 2.5*10^7, concatenated
+			INSERT INTO big SELECT '10^8 float8', NULL,
+				(SELECT array_agg(random() * 1e9 - 5e8) FROM generate_series(1, 25000000)) ||
+				(SELECT array_agg(random() * 1e9 - 5e8) FROM generate_series(1, 25000000)) ||
+				(SELECT array_agg(random() * 1e9 - 5e8) FROM generate_series(1, 25000000)) ||
+				(SELECT array_agg(random() * 1e9 - 5e8) FROM generate_series(1, 25000000));
 			CREATE TEMP TABLE runs (name text, stmt_ms float8, fn_ms float8, in_ms float8, sort_ms float8, out_ms float8, queue_ms float8);
 			CREATE FUNCTION pg_temp.measure(which text) RETURNS void LANGUAGE plpgsql AS $f$
 			DECLARE t0 timestamptz; g4 int4[]; g8 float8[]; dev text := current_setting('gpusort.device');
