@@ -243,6 +243,7 @@ record_run(const GpusortJob *job, int device, gs_algorithm algorithm,
 	gpusort_last.copy_out_ms = copy_out_ms;
 	gpusort_last.total_ms = total_ms;
 	gpusort_last.queue_ms = 0;
+	gpusort_last.device_mb = 0;
 }
 
 /*
@@ -431,6 +432,7 @@ run_gpu(const GpusortJob *job, int device)
 			record_run(job, device, report.algorithm,
 					   fill_ms + report.copy_in_ms, report.sort_ms,
 					   report.copy_out_ms, elapsed_ms(start));
+			gpusort_last.device_mb = report.device_bytes / 1048576.0;
 			return true;
 		}
 
@@ -522,6 +524,7 @@ run_server(const GpusortJob *job, bool *touched)
 					   fill_ms + report.copy_in_ms, report.sort_ms,
 					   report.copy_out_ms, elapsed_ms(start));
 			gpusort_last.queue_ms = queue_ms;
+			gpusort_last.device_mb = report.device_bytes / 1048576.0;
 			return true;
 		}
 		if (status == GS_ERR_INTERRUPTED)

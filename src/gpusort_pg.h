@@ -75,6 +75,7 @@ typedef struct GpusortLastRun
 	double		copy_out_ms;
 	double		total_ms;
 	double		queue_ms;		/* server mode: waiting for admission */
+	double		device_mb;		/* device memory the sort used */
 } GpusortLastRun;
 
 extern GpusortLastRun gpusort_last;

@@ -130,8 +130,8 @@ gpusort_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	const GpusortLastRun *last = &gpusort_last;
-	Datum		values[9];
-	bool		nulls[9];
+	Datum		values[10];
+	bool		nulls[10];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last->valid)
@@ -147,6 +147,7 @@ gpusort_last_run(PG_FUNCTION_ARGS)
 	values[6] = Float8GetDatum(last->copy_out_ms);
 	values[7] = Float8GetDatum(last->total_ms);
 	values[8] = Float8GetDatum(last->queue_ms);	/* since 1.1 */
+	values[9] = Float8GetDatum(last->device_mb);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

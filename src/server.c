@@ -528,7 +528,23 @@ server_exit(int code, Datum arg)
 {
 	GpusortServerShared *srv = gpusort_server;
 
+	/*
+	 * The threads stop at their next chunk or after the sort in progress
+	 * (a fraction of a second): the process must not exit under them.
+	 */
 	threads_stop = true;
+	for (int i = 0; i < nworkers; i++)
+	{
+		pthread_mutex_lock(&workers[i].mutex);
+		workers[i].stop = true;
+		pthread_cond_signal(&workers[i].cond);
+		pthread_mutex_unlock(&workers[i].mutex);
+	}
+	for (int i = 0; i < nworkers; i++)
+		if (workers[i].started == 1)
+			pthread_join(workers[i].thread, NULL);
+	nworkers = 0;
+
 	LWLockReleaseAll();
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < srv->nslots; i++)

@@ -13,9 +13,9 @@ DROP FUNCTION gpusort_last_run();
 CREATE FUNCTION gpusort_last_run(
 	OUT elements bigint, OUT type text, OUT device text, OUT algorithm text,
 	OUT copy_in_ms float8, OUT sort_ms float8, OUT copy_out_ms float8, OUT total_ms float8,
-	OUT queue_ms float8)
+	OUT queue_ms float8, OUT device_memory_mb float8)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'gpusort_last_run' LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1;
-COMMENT ON FUNCTION gpusort_last_run() IS 'this backend''s last sort: elements, type, where it ran, algorithm and milliseconds (queue_ms: waiting for the GPU server); no row before the first';
+COMMENT ON FUNCTION gpusort_last_run() IS 'this backend''s last sort: elements, type, where it ran, algorithm and milliseconds (queue_ms: waiting for the GPU server), device memory used; no row before the first';
 
 CREATE FUNCTION gpusort_server(
 	OUT state text, OUT pid int, OUT device int, OUT name text, OUT streams int,
