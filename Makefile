@@ -9,11 +9,25 @@
 # CUDA_HOME, NVCC and CUDA_ARCH select the toolkit and the GPUs to build for.
 
 EXTENSION = gpusort
-EXTVERSION = 1.0
+EXTVERSION = 1.1
 
 MODULE_big = gpusort
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
-DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+
+# SQL scripts.  sql/gpusort--1.0.sql is the 1.0 release as shipped (upgrades
+# start from it).  The 1.1 scripts are built: sql/gpusort.sql.in holds every
+# object of the base release, with the per-type part written once between
+# "-- @each TYPES" and "-- @end" (@T@ stands for the type); sql/1.1/*.sql add
+# what 1.1 adds, in name order, with the same blocks.  sql/expand.awk expands
+# them into the install script (all of it) and the upgrade script from 1.0
+# (the per-type blocks of the base for the types 1.0 lacked, and sql/1.1).
+SQL_BASE = sql/$(EXTENSION).sql.in
+SQL_FRAGMENTS = $(sort $(wildcard sql/$(EXTVERSION)/*.sql))
+SQL_NEW_TYPES = date timestamp timestamptz
+SQL_INSTALL = sql/$(EXTENSION)--$(EXTVERSION).sql
+SQL_UPGRADE = sql/$(EXTENSION)--1.0--$(EXTVERSION).sql
+DATA = sql/$(EXTENSION)--1.0.sql
+DATA_built = $(SQL_INSTALL) $(SQL_UPGRADE)
 
 TESTS = $(sort $(wildcard sql/[0-9]*.sql))
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
@@ -72,6 +86,21 @@ $(KERNEL_LIB): $(KERNEL_OBJS) $(BUILD_FLAGS)
 	$(AR) crs $@ $(KERNEL_OBJS)
 
 $(shlib): $(KERNEL_LIB)
+
+SQL_SOURCES = $(SQL_BASE) $(SQL_FRAGMENTS) sql/expand.awk Makefile
+
+$(SQL_INSTALL): $(SQL_SOURCES)
+	{ printf '%s\n' '-- gpusort $(EXTVERSION): sort arrays on NVIDIA GPUs, with a CPU fallback (built from $(SQL_BASE) and sql/$(EXTVERSION)/)' \
+	    '\echo Use "CREATE EXTENSION $(EXTENSION)" to load this file. \quit' ''; \
+	  awk -f sql/expand.awk $(SQL_BASE) $(SQL_FRAGMENTS); } > $@.tmp && mv $@.tmp $@
+
+$(SQL_UPGRADE): $(SQL_SOURCES)
+	{ printf '%s\n' '-- gpusort 1.0 to $(EXTVERSION) (built from $(SQL_BASE) and sql/$(EXTVERSION)/)' \
+	    '\echo Use "ALTER EXTENSION $(EXTENSION) UPDATE TO '"'"'$(EXTVERSION)'"'"'" to load this file. \quit' ''; \
+	  awk -f sql/expand.awk only='$(SQL_NEW_TYPES)' $(SQL_BASE) only= $(SQL_FRAGMENTS); } > $@.tmp && mv $@.tmp $@
+
+.PHONY: sql-scripts
+sql-scripts: $(DATA_built)
 
 # C tests and benchmarks of kernels/: test/*.c, test/*.cu, bench/*.c, bench/*.cu,
 # one program each, linked with the library alone.

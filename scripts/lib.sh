@@ -65,6 +65,8 @@ gs_build_install() {
 		# timestamps of copied files could start a rebuild
 		gs_log "installing the prebuilt module into $(pg_config --pkglibdir)"
 		[ -f "$GS_ROOT/gpusort.so" ] || { echo "GS_PREBUILT=1 but no gpusort.so in $GS_ROOT" >&2; return 1; }
+		# the install and upgrade scripts are built from sql/ (awk only, nothing compiles)
+		make -C "$GS_ROOT" -s sql-scripts "$@"
 		$GS_SUDO install -m 755 "$GS_ROOT/gpusort.so" "$(pg_config --pkglibdir)/"
 		$GS_SUDO install -m 644 "$GS_ROOT/gpusort.control" "$GS_ROOT"/sql/gpusort--*.sql \
 			"$(pg_config --sharedir)/extension/"

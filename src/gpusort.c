@@ -169,11 +169,22 @@ gpusort_type_from_oid(Oid elemtype)
 			return GS_FLOAT4;
 		case FLOAT8OID:
 			return GS_FLOAT8;
+
+			/*
+			 * date is an int32 of days, timestamp and timestamptz an int64 of
+			 * microseconds; their infinities are the integer extremes, so
+			 * integer order is their order.
+			 */
+		case DATEOID:
+			return GS_INT4;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return GS_INT8;
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("gpusort cannot sort elements of type %s", format_type_be(elemtype)),
-					 errhint("gpusort sorts smallint, integer, bigint, real and double precision.")));
+					 errhint("gpusort sorts smallint, integer, bigint, real, double precision, date, timestamp and timestamptz.")));
 	}
 	pg_unreachable();
 }
