@@ -374,11 +374,29 @@ copy_chunk(char *dst, const char *src, Size len)
 	pthread_mutex_unlock(&copier.mutex);
 }
 
+/*
+ * While the server starts (a second or less: its CUDA contexts), a backend
+ * that asks about it waits, so that what it reports does not depend on how
+ * soon after the server's start it asked.  30 s at most.
+ */
+static void
+wait_server_started(void)
+{
+	for (int i = 0; i < 3000 && gpusort_server->state == GPUSORT_SERVER_STARTING; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(10000L);
+	}
+}
+
 /* The server's state as a backend sees it; false when it cannot sort on a GPU. */
 bool
 gpusort_server_usable(const char **reason)
 {
-	GpusortServerState state = gpusort_server->state;
+	GpusortServerState state;
+
+	wait_server_started();
+	state = gpusort_server->state;
 
 	if (state == GPUSORT_SERVER_NO_GPU)
 	{
@@ -549,6 +567,7 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	if (!gpusort_server_mode || srv == NULL)
 		return (Datum) 0;
 
+	wait_server_started();
 	LWLockAcquire(srv->lock, LW_SHARED);
 	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
 	memcpy(devices, srv->devices, sizeof(devices));
@@ -606,6 +625,7 @@ gpusort_server_runtime(void)
 	static gs_runtime_info info;
 	GpusortServerShared *srv = gpusort_server;
 
+	wait_server_started();
 	LWLockAcquire(srv->lock, LW_SHARED);
 	info = srv->runtime;
 	if (srv->state == GPUSORT_SERVER_STARTING)

@@ -76,7 +76,9 @@ restart_with() {
 	)
 }
 
-echo "# faults.sh: device=$device quick=$quick; load $(cut -d' ' -f1-3 /proc/loadavg)"
+server_mode=0
+[[ "$(q -c "SHOW shared_preload_libraries" 2>/dev/null)" == *gpusort* ]] && server_mode=1
+echo "# faults.sh: device=$device quick=$quick server_mode=$server_mode; load $(cut -d' ' -f1-3 /proc/loadavg)"
 small=2000000
 big=10000000
 [ "$quick" = 1 ] && big=4000000
@@ -185,6 +187,10 @@ else
 	for n in $ns; do
 		restart_with GPUSORT_FAULT_INJECT="$n" || { fail "restart with GPUSORT_FAULT_INJECT=$n failed"; break; }
 		gpu_session gpu "$WORK/g.out"
+		# in server mode the fault fires once in the server, not once per backend: arm it again
+		if [ "$server_mode" = 1 ]; then
+			restart_with GPUSORT_FAULT_INJECT="$n" || { fail "restart with GPUSORT_FAULT_INJECT=$n failed"; break; }
+		fi
 		gpu_session auto "$WORK/a.out"
 		if [ "$(val R1 "$WORK/g.out")" = t ]; then
 			# the sort made fewer than n checked calls: the end of the walk
@@ -273,7 +279,19 @@ else
 		echo "# hog ($mode): $(cat "$WORK/hog.out" 2>/dev/null); free MB during: $(val FREE "$WORK/h.out")"
 		[ -f "$WORK/ready" ] || { fail "hog ($mode): did not get ready"; show "$WORK/h.out"; continue; }
 		C=$WORK/cold.out
-		if [ "$mode" = auto ]; then
+		if [ "$server_mode" = 1 ] && [ "$mode" = auto ]; then
+			# the server keeps the device memory it had (its pool within its budget): right, wherever
+			[ "$(val R1 "$WORK/h.out")" = t ] && [ "$(val N1 "$C")" = t ]
+			r=$?
+			what="auto, server mode: $big int4 and $small in a new backend both right (on $(val D1 "$WORK/h.out") and $(val ND1 "$C"))"
+		elif [ "$server_mode" = 1 ]; then
+			st1=$(sqlstate "$WORK/h.out")
+			st2=$(sqlstate "$C")
+			{ [ "$(val R1 "$WORK/h.out")" = t ] || [[ " 53200 58000 " == *" $st1 "* ]]; } &&
+				{ [ "$(val N1 "$C")" = t ] || [[ " 53200 58000 " == *" $st2 "* ]]; }
+			r=$?
+			what="gpu, server mode: right or a clear error (with the server's memory: $(val R1 "$WORK/h.out")$st1; new backend: $(val N1 "$C")$st2)"
+		elif [ "$mode" = auto ]; then
 			[ "$(val R1 "$WORK/h.out")" = t ] && [ "$(val D1 "$WORK/h.out")" = cpu ] &&
 				[ "$(val N1 "$C")" = t ] && [ "$(val ND1 "$C")" = cpu ]
 			r=$?
