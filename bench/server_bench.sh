@@ -85,7 +85,7 @@ if [ "$large" = 1 ]; then
 	for mode in ${modes//,/ }; do
 		if [ "$mode" = server ]; then export GS_SERVER_MODE=1; else export GS_SERVER_MODE=0; fi
 		gs_start_cluster -c shared_buffers=4GB -c max_wal_size=8GB
-		PGOPTIONS="-c gpusort.device=$device" psql -X -q -A -t -v ON_ERROR_STOP=1 -v mode="$mode" <<-'SQL' >>"$out"
+		PGOPTIONS="-c gpusort.device=$device" psql -X -q -A -t -v ON_ERROR_STOP=1 -v mode="$mode" <<-'SQL' | grep '^|' >>"$out"
 			CREATE EXTENSION IF NOT EXISTS gpusort;
 			ALTER EXTENSION gpusort UPDATE;
 			CREATE TABLE big (name text, a int4[], f float8[]);
