@@ -74,14 +74,15 @@ $$;
 SET gpusort.max_device_memory = 1;
 DO $$
 BEGIN
-	PERFORM gpu_sort(array_agg(x)) FROM s;
+	PERFORM gpu_sort(array_agg(i)) FROM generate_series(1, 1000000) i;
 	RAISE EXCEPTION 'no error';
 EXCEPTION WHEN program_limit_exceeded OR feature_not_supported THEN
 	RAISE NOTICE 'over the session''s limit: error as expected';
 END
 $$;
 SET gpusort.device = auto;
-SELECT gpu_sort(array_agg(x)) = array_agg(x ORDER BY x) AS cpu_under_auto, (SELECT device FROM gpusort_last_run()) AS device FROM s;
+SELECT gpu_sort(array_agg(x)) = array_agg(x ORDER BY x) AS cpu_under_auto FROM generate_series(1000000, 1, -1) x;
+SELECT device FROM gpusort_last_run();
 RESET gpusort.max_device_memory;
 RESET gpusort.gpu_min_elements;
 RESET gpusort.device;
