@@ -104,14 +104,14 @@ sleep 1
 budget=$(q -c "SELECT round(memory_budget_mb)::int FROM gpusort_server() LIMIT 1")
 [ "$budget" = "$need" ]
 ok $? "gpusort.server_memory reloaded: budget $budget MB"
-( PGOPTIONS="-c gpusort.device=$device -c application_name=srv_first" q -c \
+( PGAPPNAME=srv_first PGOPTIONS="-c gpusort.device=$device" q -c \
 	"SELECT sum(cardinality(gpu_sort(a))) FROM srv, generate_series(1, 20) WHERE n = 'big'" >"$GS_PGDIR/first.out" 2>&1 ) &
 first=$!
 for _ in $(seq 1 500); do
 	[ "$(q -c "SELECT jobs_running FROM gpusort_server() LIMIT 1")" = 1 ] && break
 	sleep 0.005
 done
-( PGOPTIONS="-c gpusort.device=$device -c application_name=srv_queued" psql -X -At -c "\\timing on" \
+( PGAPPNAME=srv_queued PGOPTIONS="-c gpusort.device=$device" psql -X -At -c "\\timing on" \
 	-c "SELECT sum(cardinality(gpu_sort(a))) FROM srv, generate_series(1, 20) WHERE n = 'big'" >"$GS_PGDIR/queued.out" 2>&1 ) &
 queued=$!
 # the budget holds one job: whenever both sessions have one, one of them waits
