@@ -1,6 +1,11 @@
 -- gpu_sort, gpu_argsort, gpu_sort_rows and gpu_sort_agg against ORDER BY:
 -- every type, every distribution, ascending and descending, NULLs
 -- default/last/first, sizes around powers of two and primes.
+
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
+
 SELECT typ, dist, run_checks(typ, dist, ARRAY[0, 1, 2, 3, 17, 255, 256, 257, 1009, 4099]) AS result
 FROM unnest(ARRAY['int2', 'int4', 'int8', 'float4', 'float8']) typ,
 	 unnest(ARRAY['uniform', 'sorted', 'reverse', 'equal', 'few', 'zero_one', 'nulls', 'all_nulls']) dist

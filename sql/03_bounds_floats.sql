@@ -1,6 +1,11 @@
 -- Lower bounds other than 1, and the float order: -0 before +0, NaNs (any
 -- sign bit) after +Infinity, denormals in place, bits kept exactly.
 
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
+
+
 -- the result has lower bound 1; gpu_argsort gives the input's own subscripts
 SELECT gpu_sort('[5:9]={30,10,NULL,20,10}'::int4[]) AS sorted,
 	   array_lower(gpu_sort('[5:9]={30,10,NULL,20,10}'::int4[]), 1) AS lower,

@@ -22,10 +22,16 @@ SELECT gpu_sort_agg(x, NULL) FROM (VALUES (1::int4), (2)) v(x);
 -- the direction of gpu_sort_agg is one per aggregate
 SELECT gpu_sort_agg(x, x > 1) FROM (VALUES (1::int4), (2)) v(x);
 
--- types gpusort does not sort, and untyped literals that fit several
+-- types gpusort does not sort: an error that names the types it does, in
+-- every function, for a NULL array too; untyped literals that fit several
+-- types stay ambiguous
 SELECT gpu_sort('{b,a}'::text[]);
 SELECT gpu_sort('{1.5,0.5}'::numeric[]);
+SELECT gpu_argsort('{t,f}'::bool[], true);
+SELECT * FROM gpu_sort_rows('{1.5,0.5}'::numeric[]);
+SELECT gpu_sort(NULL::interval[]);
 SELECT gpu_sort_agg(x) FROM (VALUES ('a'::text)) v(x);
+SELECT gpu_sort_agg(x, true) FROM (VALUES (1.5::numeric)) v(x);
 SELECT gpu_sort('{2,1}');
 
 -- the settings as defined (boot values, so this does not depend on PGOPTIONS)

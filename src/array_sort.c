@@ -15,6 +15,7 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "gpusort_pg.h"
@@ -38,7 +39,14 @@ gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 	*nulls_first = PG_ARGISNULL(2) ? *descending : PG_GETARG_BOOL(2);
 
 	if (PG_ARGISNULL(0))
+	{
+		/* a NULL array of a type gpusort does not sort is still an error */
+		Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
+
+		if (OidIsValid(argtype) && OidIsValid(get_element_type(argtype)))
+			(void) gpusort_type_from_oid(get_element_type(argtype));
 		return false;
+	}
 
 	a = gpusort_getarg_array(fcinfo, 0, owned);
 	if (ARR_NDIM(a) > 1)
