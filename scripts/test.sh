@@ -51,7 +51,7 @@ gs_stop_cluster
 if [ "${GS_SKIP_HARDENING:-0}" != 1 ] && [ -f scripts/hardening.sh ]; then
 	gs_log "hardening tests (test/hardening, CPU path, --quick)"
 	hlog=$(mktemp)
-	bash scripts/hardening.sh --device cpu --quick --no-build \
+	bash scripts/hardening.sh --device cpu --quick --no-build --budget 1200 \
 		${GS_HARDENING_ONLY:+--only "$GS_HARDENING_ONLY"} 2>&1 | tee "$hlog" || true
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$hlog" | tail -1 || true)
 	if [ -n "$line" ]; then
