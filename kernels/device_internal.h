@@ -100,6 +100,17 @@ typedef struct gs_layout
 	size_t		total;
 } gs_layout;
 
+/*
+ * Fills a's arguments for a sort laid out by l in the device memory at base
+ * (stream: a cudaStream_t).
+ */
+void		gs_layout_args(const gs_layout *l, char *base, gs_type type, gs_algorithm algorithm,
+						   size_t n, bool descending, bool argsort, void *stream,
+						   gs_gpu_sort_args *a);
+
+/* A monotonic clock in milliseconds (host_sort.cu), for the run reports. */
+double		gs_clock_ms(void);
+
 /* Plans the layout of a sort of n keys (host_sort.cu); n <= 1 gives all zeros. */
 gs_status	gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err);
 
@@ -111,6 +122,9 @@ gs_status	gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, 
  * events (gs_device_open made them).
  */
 cudaStream_t gs_device_stream(void);
+
+/* Queues values[i] = i for i < n (the argsort payload) on stream; the launch's error. */
+cudaError_t gs_launch_iota(uint32_t *values, size_t n, cudaStream_t stream);
 cudaEvent_t gs_device_event(int i);
 cudaEvent_t gs_device_timing_event(int i);
 

@@ -79,8 +79,8 @@ gs_choose_transfer(size_t bytes, bool output)
 	return bytes >= GS_REGISTER_IN_MIN_BYTES ? GS_TRANSFER_REGISTER : GS_TRANSFER_PAGEABLE;
 }
 
-static double
-gs_now_ms(void)
+double
+gs_clock_ms(void)
 {
 	struct timespec ts;
 
@@ -109,6 +109,15 @@ gs_iota_kernel(uint32_t *values, size_t n)
 
 	for (; i < n; i += stride)
 		values[i] = (uint32_t) i;
+}
+
+cudaError_t
+gs_launch_iota(uint32_t *values, size_t n, cudaStream_t stream)
+{
+	int			blocks = (int) ((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+
+	gs_iota_kernel<<<blocks, 256, 0, stream>>>(values, n);
+	return cudaGetLastError();
 }
 
 /* Evaluates a CUDA call through the fault hook; on failure sets s and jumps to done. */
@@ -375,6 +384,27 @@ gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout 
 	return GS_OK;
 }
 
+void
+gs_layout_args(const gs_layout *l, char *base, gs_type type, gs_algorithm algorithm, size_t n,
+			   bool descending, bool argsort, void *stream, gs_gpu_sort_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	a->algorithm = algorithm;
+	a->n = n;
+	a->descending = descending;
+	a->keys[0] = base;
+	a->keys[1] = base + l->key_bytes;
+	if (argsort)
+	{
+		a->values[0] = (uint32_t *) (base + 2 * l->key_bytes);
+		a->values[1] = (uint32_t *) (base + 2 * l->key_bytes + l->value_bytes);
+	}
+	a->temp = base + 2 * l->key_bytes + 2 * l->value_bytes;
+	a->temp_bytes = l->temp_bytes;
+	a->stream = stream;
+}
+
 size_t
 gs_host_sort_device_bytes(gs_type type, gs_algorithm algorithm, size_t n, bool argsort)
 {
@@ -417,7 +447,7 @@ gs_check_job(const gs_host_sort_job *job, gs_error *err)
 gs_status
 gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 {
-	double		start = gs_now_ms();
+	double		start = gs_clock_ms();
 	gs_run_report rep;
 	gs_layout	l;
 	gs_gpu_sort_args a;
@@ -477,21 +507,8 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	pool_taken = true;
 	rep.device_bytes = l.total;
 
-	memset(&a, 0, sizeof(a));
-	a.type = job->type;
-	a.algorithm = job->algorithm;
-	a.n = job->n;
-	a.descending = job->descending;
-	a.keys[0] = base;
-	a.keys[1] = base + l.key_bytes;
-	if (job->perm != NULL)
-	{
-		a.values[0] = (uint32_t *) (base + 2 * l.key_bytes);
-		a.values[1] = (uint32_t *) (base + 2 * l.key_bytes + l.value_bytes);
-	}
-	a.temp = base + 2 * l.key_bytes + 2 * l.value_bytes;
-	a.temp_bytes = l.temp_bytes;
-	a.stream = stream;
+	gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->perm != NULL,
+				   stream, &a);
 
 	/* Copy in. */
 	t_in = gs_choose_transfer(key_total, false);
@@ -506,10 +523,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	}
 	if (job->perm != NULL)
 	{
-		int			blocks = (int) ((job->n + 255) / 256 < 4096 ? (job->n + 255) / 256 : 4096);
-
-		gs_iota_kernel<<<blocks, 256, 0, stream>>>(a.values[0], job->n);
-		e = GS_RT_CALL(cudaGetLastError(), injected);
+		e = GS_RT_CALL(gs_launch_iota(a.values[0], job->n, stream), injected);
 		if (e != cudaSuccess)
 		{
 			s = gs_runtime_fail(err, e, injected, "could not launch the argsort payload kernel");
@@ -519,7 +533,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	s = gs_to_device(a.keys[0], job->input, key_total, t_in, reg_input, job->interrupt, job->interrupt_arg, err);
 	if (s != GS_OK)
 		goto out;
-	rep.copy_in_ms = gs_now_ms() - start;
+	rep.copy_in_ms = gs_clock_ms() - start;
 
 	/* Sort, timed on the device. */
 	if (gs_poll(job->interrupt, job->interrupt_arg))
@@ -600,7 +614,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	 * sort, the DMA, unpinning), so that the three add up to the call.
 	 */
 	rep.sort_ms = sort_device_ms;
-	rep.copy_out_ms = gs_now_ms() - start - rep.copy_in_ms - rep.sort_ms;
+	rep.copy_out_ms = gs_clock_ms() - start - rep.copy_in_ms - rep.sort_ms;
 	if (rep.copy_out_ms < 0)
 		rep.copy_out_ms = 0;
 
@@ -619,7 +633,7 @@ out:
 	gs_unregister_all(job, &reg_input, &reg_output, &reg_perm);
 	if (pool_taken)
 		gs_pool_end_call();
-	rep.total_ms = gs_now_ms() - start;
+	rep.total_ms = gs_clock_ms() - start;
 	if (report != NULL)
 		*report = rep;
 	return s;

@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <signal.h>
 #include <pthread.h>
 
@@ -35,26 +34,6 @@ struct gs_worker
 	cudaEvent_t timing[2];
 	size_t		device_bytes;	/* held by the job in progress */
 };
-
-static double
-gs_worker_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* values[i] = i on the device: the argsort payload. */
-__global__ void
-gs_worker_iota(uint32_t *values, size_t n)
-{
-	size_t		i = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-	size_t		stride = (size_t) gridDim.x * blockDim.x;
-
-	for (; i < n; i += stride)
-		values[i] = (uint32_t) i;
-}
 
 /* A checked CUDA call of the worker, through the fault hook. */
 #define GS_W_CHECK(call, what) \
@@ -215,7 +194,7 @@ gs_status
 gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 			   gs_run_report *report, gs_error *err)
 {
-	double		start = gs_worker_now_ms();
+	double		start = gs_clock_ms();
 	gs_run_report rep;
 	gs_layout	l;
 	gs_gpu_sort_args a;
@@ -264,29 +243,11 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	w->device_bytes = l.total;
 	rep.device_bytes = l.total;
 
-	memset(&a, 0, sizeof(a));
-	a.type = job->type;
-	a.algorithm = job->algorithm;
-	a.n = job->n;
-	a.descending = job->descending;
-	a.keys[0] = base;
-	a.keys[1] = base + l.key_bytes;
-	if (job->want_perm)
-	{
-		a.values[0] = (uint32_t *) (base + 2 * l.key_bytes);
-		a.values[1] = (uint32_t *) (base + 2 * l.key_bytes + l.value_bytes);
-	}
-	a.temp = base + 2 * l.key_bytes + 2 * l.value_bytes;
-	a.temp_bytes = l.temp_bytes;
-	a.stream = w->stream;
+	gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->want_perm,
+				   w->stream, &a);
 
 	if (job->want_perm)
-	{
-		int			blocks = (int) ((job->n + 255) / 256 < 4096 ? (job->n + 255) / 256 : 4096);
-
-		gs_worker_iota<<<blocks, 256, 0, w->stream>>>(a.values[0], job->n);
-		GS_W_CHECK(cudaGetLastError(), "could not launch the argsort payload kernel");
-	}
+		GS_W_CHECK(gs_launch_iota(a.values[0], job->n, w->stream), "could not launch the argsort payload kernel");
 
 	/*
 	 * Copy in: chunk i goes to the device as soon as the producer has it;
@@ -320,7 +281,7 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	}
 	GS_W_CHECK(cudaStreamSynchronize(w->stream), "could not copy to the device");
 	io->input_done(io->arg, chunks - 1);
-	rep.copy_in_ms = gs_worker_now_ms() - start;
+	rep.copy_in_ms = gs_clock_ms() - start;
 
 	/* Sort, timed on the device. */
 	GS_W_CHECK(cudaEventRecord(w->timing[0], w->stream), "could not record a CUDA event");
@@ -390,11 +351,11 @@ out:
 	}
 	w->device_bytes = 0;
 	if (s == GS_OK)
-		rep.copy_out_ms = gs_worker_now_ms() - start - rep.copy_in_ms - rep.sort_ms;
+		rep.copy_out_ms = gs_clock_ms() - start - rep.copy_in_ms - rep.sort_ms;
 	if (rep.copy_out_ms < 0)
 		rep.copy_out_ms = 0;
 done:
-	rep.total_ms = gs_worker_now_ms() - start;
+	rep.total_ms = gs_clock_ms() - start;
 	if (report != NULL)
 		*report = rep;
 	return s;

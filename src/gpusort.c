@@ -325,6 +325,30 @@ gpu_error(gs_status status, const char *message)
 }
 
 /*
+ * A GPU sort that failed: under gpusort.device = gpu the error, under auto
+ * the CPU sorts instead (the caller), which gives the same result.  Running
+ * out of (or over the limit of) device memory, or a GPU the server does not
+ * have, is expected and quiet; anything else is worth a warning, since the
+ * GPU should have worked.
+ */
+static void
+gpu_fallback(gs_status status, const char *message)
+{
+	if (gpusort_device == GPUSORT_DEVICE_GPU)
+		gpu_error(status, message);
+	if (status == GS_ERR_MEMORY_LIMIT || status == GS_ERR_DEVICE_MEMORY ||
+		status == GS_ERR_HOST_MEMORY || status == GS_ERR_NO_DEVICE)
+		ereport(DEBUG1,
+				(errmsg_internal("gpusort: sorting on the CPU: %s", message)));
+	else
+		ereport(WARNING,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("GPU sort failed, sorting on the CPU instead"),
+				 errdetail("The GPU library reported: %s.", message),
+				 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
+}
+
+/*
  * The GPU to use for a sort of n elements, or -1 for the CPU.  Under auto
  * everything that keeps the GPU from starting sends the sort to the CPU; under
  * gpu it is an error.
@@ -457,24 +481,7 @@ run_gpu(const GpusortJob *job, int device)
 			continue;
 		}
 
-		if (gpusort_device == GPUSORT_DEVICE_GPU)
-			gpu_error(status, err.message);
-
-		/*
-		 * auto: the CPU gives the same result.  Running out of (or over the
-		 * limit of) device memory is expected and quiet; anything else is
-		 * worth a warning, since the GPU should have worked.
-		 */
-		if (status == GS_ERR_MEMORY_LIMIT || status == GS_ERR_DEVICE_MEMORY ||
-			status == GS_ERR_HOST_MEMORY)
-			ereport(DEBUG1,
-					(errmsg_internal("gpusort: sorting on the CPU: %s", err.message)));
-		else
-			ereport(WARNING,
-					(errcode(ERRCODE_SYSTEM_ERROR),
-					 errmsg("GPU sort failed, sorting on the CPU instead"),
-					 errdetail("The GPU library reported: %s.", err.message),
-					 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
+		gpu_fallback(status, err.message);
 		return false;
 	}
 }
@@ -553,18 +560,7 @@ run_server(const GpusortJob *job, bool *touched)
 						 errhint("Set gpusort.device_id to -1 to use any GPU.")));
 			return false;
 		}
-		if (gpusort_device == GPUSORT_DEVICE_GPU)
-			gpu_error(status, err.message);
-		if (status == GS_ERR_MEMORY_LIMIT || status == GS_ERR_DEVICE_MEMORY ||
-			status == GS_ERR_HOST_MEMORY || status == GS_ERR_NO_DEVICE)
-			ereport(DEBUG1,
-					(errmsg_internal("gpusort: sorting on the CPU: %s", err.message)));
-		else
-			ereport(WARNING,
-					(errcode(ERRCODE_SYSTEM_ERROR),
-					 errmsg("GPU sort failed, sorting on the CPU instead"),
-					 errdetail("The GPU server reported: %s.", err.message),
-					 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
+		gpu_fallback(status, err.message);
 		return false;
 	}
 }

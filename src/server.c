@@ -112,18 +112,6 @@ typedef struct StreamArg
 	uint64		in_chunks;
 } StreamArg;
 
-static uint64
-load64(volatile uint64 *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static void
-store64(volatile uint64 *p, uint64 v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
 /*
  * Waits until *counter reaches target, polling: the backend on the other
  * side writes a chunk in a millisecond or less, so a short sleep costs less
@@ -520,6 +508,32 @@ drain_relay(void)
 }
 
 /*
+ * Fails the admitted jobs that have no result yet (their server is gone or
+ * going); their backends report it or sort on the CPU.  Under the lock.
+ */
+static void
+fail_jobs_in_flight(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+
+		if (slot->state == GPUSORT_SLOT_RUNNING && !slot->finished)
+		{
+			slot->status = GS_ERR_CUDA;
+			strlcpy(slot->message, "the GPU server stopped while sorting", sizeof(slot->message));
+			__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
+			if (slot->withdrawn)
+				gpusort_server_release_slot(slot);
+			else
+				SetLatch(slot->latch);
+		}
+	}
+}
+
+/*
  * At exit (SIGTERM, an error, a broken context): the jobs in flight fail with
  * a message the backends show; queued jobs stay for the next server.
  */
@@ -547,21 +561,7 @@ server_exit(int code, Datum arg)
 
 	LWLockReleaseAll();
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < srv->nslots; i++)
-	{
-		GpusortJobSlot *slot = &srv->slots[i];
-
-		if (slot->state == GPUSORT_SLOT_RUNNING && !slot->finished)
-		{
-			slot->status = GS_ERR_CUDA;
-			strlcpy(slot->message, "the GPU server stopped while sorting", sizeof(slot->message));
-			__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
-			if (slot->withdrawn)
-				gpusort_server_release_slot(slot);
-			else
-				SetLatch(slot->latch);
-		}
-	}
+	fail_jobs_in_flight();
 	srv->state = GPUSORT_SERVER_STARTING;
 	srv->server_pid = 0;
 	srv->server_latch = NULL;
@@ -688,21 +688,7 @@ gpusort_server_main(Datum main_arg)
 	srv->server_pid = MyProcPid;
 	srv->server_latch = MyLatch;
 	srv->started = GetCurrentTimestamp();
-	for (int i = 0; i < srv->nslots; i++)
-	{
-		GpusortJobSlot *slot = &srv->slots[i];
-
-		if (slot->state == GPUSORT_SLOT_RUNNING && !slot->finished)
-		{
-			slot->status = GS_ERR_CUDA;
-			strlcpy(slot->message, "the GPU server stopped while sorting", sizeof(slot->message));
-			__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
-			if (slot->withdrawn)
-				gpusort_server_release_slot(slot);
-			else
-				SetLatch(slot->latch);
-		}
-	}
+	fail_jobs_in_flight();
 	for (int d = 0; d < GPUSORT_SERVER_MAX_DEVICES; d++)
 		srv->devices[d].running = 0;
 	LWLockRelease(srv->lock);

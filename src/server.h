@@ -147,6 +147,19 @@ extern Size gpusort_area_granules(Size bytes);
 /* server.c: releases what a slot holds and frees it; under the lock */
 extern void gpusort_server_release_slot(GpusortJobSlot *slot);
 
+/* The streaming counters, read and written across processes and threads. */
+static inline uint64
+load64(volatile uint64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+store64(volatile uint64 *p, uint64 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
 /* The number of chunks a stream of bytes takes. */
 static inline uint64
 gpusort_chunks(Size bytes)

@@ -145,18 +145,6 @@ typedef struct ClientJob
 
 static ClientJob current_job;
 
-static uint64
-load64(volatile uint64 *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static void
-store64(volatile uint64 *p, uint64 v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
 static bool
 job_finished(GpusortJobSlot *slot)
 {
