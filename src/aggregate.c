@@ -8,15 +8,21 @@
  * the final function sorts once into the result array.  Partial states of a
  * parallel plan are combined by appending and travel between processes as
  * bytea, in the machine's own byte order: they never leave it.
+ *
+ * The ordered-set aggregates (percentile.c) share the state: they keep a
+ * constant argument in it (the fraction) and read the values sorted once
+ * (gpusort_agg_sorted), after which a later final call finds them in order.
  */
 #include "postgres.h"
 
 #include "access/tupmacs.h"
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 
 #include "gpusort_pg.h"
+#include "aggregate.h"
 
 PG_FUNCTION_INFO_V1(gpu_sort_agg_transfn);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_combine);
@@ -26,25 +32,15 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
 #define AGG_INITIAL_CAPACITY 64
 
-typedef struct SortAggState
-{
-	Oid			elemtype;
-	gs_type		type;
-	int16		typlen;
-	bool		descending;
-	int64		nvalues;		/* non-NULL values in values */
-	int64		nnulls;
-	int64		capacity;		/* values has room for this many */
-	char	   *values;
-} SortAggState;
-
-/* The serialized state: this header, then nvalues packed values. */
+/* The serialized state: this header, param_len bytes of parameter, then nvalues packed values. */
 typedef struct SortAggSerialHeader
 {
 	Oid			elemtype;
 	int32		descending;
 	int64		nvalues;
 	int64		nnulls;
+	int32		param_len;		/* -1: no parameter */
+	int32		padding;
 } SortAggSerialHeader;
 
 static SortAggState *
@@ -55,7 +51,10 @@ new_state(MemoryContext aggcontext, Oid elemtype, bool descending)
 	state->elemtype = elemtype;
 	state->type = gpusort_type_from_oid(elemtype);
 	state->typlen = (int16) gs_type_size(state->type);
+	/* int8 and float8 are by reference where Datum has only 4 bytes */
+	state->typbyval = state->typlen <= 4 || FLOAT8PASSBYVAL;
 	state->descending = descending;
+	state->sorted = true;		/* no values yet */
 	return state;
 }
 
@@ -74,7 +73,7 @@ reserve(SortAggState *state, int64 extra)
 	if ((uint64) capacity * state->typlen > MaxAllocHugeSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpu_sort_agg cannot hold " INT64_FORMAT " values", needed)));
+				 errmsg("gpu_sort_agg cannot hold %lld values", (long long) needed)));
 
 	if (state->values == NULL)
 		state->values = MemoryContextAllocHuge(GetMemoryChunkContext(state),
@@ -103,14 +102,98 @@ agg_context(FunctionCallInfo fcinfo, const char *funcname)
 	return aggcontext;
 }
 
+SortAggState *
+gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending)
+{
+	MemoryContext aggcontext = agg_context(fcinfo, funcname);
+	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+
+	if (state == NULL)
+		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 1), descending);
+	else
+		check_same_direction(state, descending);
+	return state;
+}
+
+void
+gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
+{
+	Datum		value;
+	char	   *slot;
+
+	if (PG_ARGISNULL(argno))
+	{
+		state->nnulls++;
+		return;
+	}
+	value = PG_GETARG_DATUM(argno);
+	reserve(state, 1);
+	slot = state->values + state->nvalues * state->typlen;
+	if (state->typbyval)
+		store_att_byval(slot, value, state->typlen);
+	else
+		memcpy(slot, DatumGetPointer(value), state->typlen);
+	state->nvalues++;
+	state->sorted = state->nvalues <= 1;
+}
+
+void
+gpusort_agg_param(SortAggState *state, const void *param, int32 len,
+				  const char *funcname, const char *what)
+{
+	if (state->param == NULL)
+	{
+		state->param = MemoryContextAlloc(GetMemoryChunkContext(state), Max(len, 1));
+		memcpy(state->param, param, len);
+		state->param_len = len;
+	}
+	else if (state->param_len != len || memcmp(state->param, param, len) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be the same for every row of %s", what, funcname)));
+}
+
+const char *
+gpusort_agg_sorted(SortAggState *state)
+{
+	if (!state->sorted)
+	{
+		GpusortJob	job;
+		char	   *sorted = MemoryContextAllocHuge(GetMemoryChunkContext(state),
+													(Size) state->nvalues * state->typlen);
+
+		memset(&job, 0, sizeof(job));
+		job.type = state->type;
+		job.n = (size_t) state->nvalues;
+		job.source = state->values;
+		job.dest = sorted;
+		gpusort_run(&job);
+
+		pfree(state->values);
+		state->values = sorted;
+		state->capacity = state->nvalues;
+		state->sorted = true;
+	}
+	return state->values;
+}
+
+Datum
+gpusort_agg_datum(const SortAggState *state, const char *values, int64 i)
+{
+	const char *p = values + i * state->typlen;
+
+	if (state->typbyval)
+		return fetch_att(p, true, state->typlen);
+	return datumCopy(PointerGetDatum(p), false, state->typlen);
+}
+
 /*
  * gpu_sort_agg_transfn(internal, T [, descending bool]) -> internal
  */
 Datum
 gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_transfn");
-	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	SortAggState *state;
 	bool		descending = false;
 
 	if (PG_NARGS() > 2)
@@ -122,27 +205,8 @@ gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
 		descending = PG_GETARG_BOOL(2);
 	}
 
-	if (state == NULL)
-		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 1), descending);
-	else
-		check_same_direction(state, descending);
-
-	if (PG_ARGISNULL(1))
-		state->nnulls++;
-	else
-	{
-		Datum		value = PG_GETARG_DATUM(1);
-		char	   *slot;
-
-		reserve(state, 1);
-		slot = state->values + state->nvalues * state->typlen;
-		/* int8 and float8 are by reference where Datum has only 4 bytes */
-		if (state->typlen <= 4 || FLOAT8PASSBYVAL)
-			store_att_byval(slot, value, state->typlen);
-		else
-			memcpy(slot, DatumGetPointer(value), state->typlen);
-		state->nvalues++;
-	}
+	state = gpusort_agg_state(fcinfo, "gpu_sort_agg_transfn", descending);
+	gpusort_agg_add(state, fcinfo, 1);
 	PG_RETURN_POINTER(state);
 }
 
@@ -170,6 +234,9 @@ gpu_sort_agg_combine(PG_FUNCTION_ARGS)
 		state1 = new_state(aggcontext, state2->elemtype, state2->descending);
 	else
 		check_same_direction(state1, state2->descending);
+	if (state2->param != NULL)
+		gpusort_agg_param(state1, state2->param, state2->param_len,
+						  "the aggregate", "the constant argument");
 
 	reserve(state1, state2->nvalues);
 	if (state2->nvalues > 0)
@@ -177,6 +244,7 @@ gpu_sort_agg_combine(PG_FUNCTION_ARGS)
 						   (Size) state2->nvalues * state2->typlen);
 	state1->nvalues += state2->nvalues;
 	state1->nnulls += state2->nnulls;
+	state1->sorted = state1->nvalues <= 1;
 	PG_RETURN_POINTER(state1);
 }
 
@@ -194,13 +262,14 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	(void) agg_context(fcinfo, "gpu_sort_agg_serialize");
 	state = (SortAggState *) PG_GETARG_POINTER(0);
 
-	nbytes = VARHDRSZ + sizeof(header) + (uint64) state->nvalues * state->typlen;
+	nbytes = VARHDRSZ + sizeof(header) + state->param_len +
+		(uint64) state->nvalues * state->typlen;
 	if (!AllocSizeIsValid(nbytes))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("gpu_sort_agg partial state is too large to pass to the parallel leader"),
-				 errdetail("A parallel worker gathered " INT64_FORMAT " values, more than 1 GB.",
-						   state->nvalues),
+				 errdetail("A parallel worker gathered %lld values, more than 1 GB.",
+						   (long long) state->nvalues),
 				 errhint("Run the query without parallel workers: SET max_parallel_workers_per_gather = 0.")));
 
 	memset(&header, 0, sizeof(header));
@@ -208,12 +277,15 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	header.descending = state->descending;
 	header.nvalues = state->nvalues;
 	header.nnulls = state->nnulls;
+	header.param_len = state->param != NULL ? state->param_len : -1;
 
 	result = (bytea *) gpusort_alloc_large(nbytes);
 	SET_VARSIZE(result, nbytes);
 	memcpy(VARDATA(result), &header, sizeof(header));
+	if (state->param != NULL)
+		memcpy(VARDATA(result) + sizeof(header), state->param, state->param_len);
 	if (state->nvalues > 0)
-		gpusort_copy_large(VARDATA(result) + sizeof(header), state->values,
+		gpusort_copy_large(VARDATA(result) + sizeof(header) + state->param_len, state->values,
 						   (Size) state->nvalues * state->typlen);
 	PG_RETURN_BYTEA_P(result);
 }
@@ -229,21 +301,27 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	SortAggSerialHeader header;
 	SortAggState *state;
 	Size		datalen = VARSIZE_ANY_EXHDR(serial);
+	int32		param_len;
 
 	if (datalen < sizeof(header))
 		elog(ERROR, "invalid gpu_sort_agg state");
 	memcpy(&header, VARDATA_ANY(serial), sizeof(header));
 	state = new_state(aggcontext, header.elemtype, header.descending != 0);
-	if (header.nvalues < 0 || header.nnulls < 0 ||
-		datalen != sizeof(header) + (uint64) header.nvalues * state->typlen)
+	param_len = Max(header.param_len, 0);
+	if (header.nvalues < 0 || header.nnulls < 0 || header.param_len < -1 ||
+		datalen != sizeof(header) + param_len + (uint64) header.nvalues * state->typlen)
 		elog(ERROR, "invalid gpu_sort_agg state");
 
+	if (header.param_len >= 0)
+		gpusort_agg_param(state, VARDATA_ANY(serial) + sizeof(header), header.param_len,
+						  "the aggregate", "the constant argument");
 	reserve(state, header.nvalues);
 	if (header.nvalues > 0)
-		gpusort_copy_large(state->values, VARDATA_ANY(serial) + sizeof(header),
+		gpusort_copy_large(state->values, VARDATA_ANY(serial) + sizeof(header) + param_len,
 						   (Size) header.nvalues * state->typlen);
 	state->nvalues = header.nvalues;
 	state->nnulls = header.nnulls;
+	state->sorted = state->nvalues <= 1;
 	PG_RETURN_POINTER(state);
 }
 
