@@ -116,6 +116,29 @@ gs_status	gs_cpu_argsort(gs_type type, const void *keys, size_t n, bool descendi
 						   gs_error *err);
 
 /* ------------------------------------------------------------------------
+ * CPU top-k (kernels/cpu_topk.c): the first k elements of the stable sort
+ * (gs_cpu_argsort's order) without sorting the rest: a radix select on the
+ * ordered keys finds the k-th key's range in one or a few reads, one more
+ * gathers the elements up to it, and only those are sorted.  Small n, or k
+ * above n / 8, sort everything instead.
+ * ------------------------------------------------------------------------ */
+
+/* Bytes of scratch gs_cpu_topk needs (0 when k or n is 0); positions: out_perm wanted. */
+size_t		gs_cpu_topk_scratch_bytes(gs_type type, size_t n, size_t k, bool positions);
+
+/*
+ * The first min(k, n) elements of the stable sort of keys (not modified):
+ * out_keys receives them in order and out_perm their 0-based positions in
+ * keys (ties in input order); either may be NULL, not both.  n < 2^32.
+ * scratch: gs_cpu_topk_scratch_bytes(type, n, k, out_perm != NULL) bytes,
+ * any alignment.
+ */
+gs_status	gs_cpu_topk(gs_type type, const void *keys, size_t n, size_t k, bool descending,
+						void *out_keys, uint32_t *out_perm,
+						void *scratch, gs_interrupt_fn interrupt, void *interrupt_arg,
+						gs_error *err);
+
+/* ------------------------------------------------------------------------
  * Runtime and devices (kernels/device.cu; kernels/no_cuda.c in a CPU-only
  * build, where every call reports GS_ERR_NO_CUDA).
  * ------------------------------------------------------------------------ */

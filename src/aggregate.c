@@ -84,12 +84,12 @@ reserve(SortAggState *state, int64 extra)
 }
 
 static void
-check_same_direction(SortAggState *state, bool descending)
+check_same_direction(SortAggState *state, bool descending, const char *funcname)
 {
 	if (state->descending != descending)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("descending must be the same for every row of gpu_sort_agg")));
+				 errmsg("descending must be the same for every row of %s", funcname)));
 }
 
 static MemoryContext
@@ -111,7 +111,7 @@ gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending
 	if (state == NULL)
 		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 1), descending);
 	else
-		check_same_direction(state, descending);
+		check_same_direction(state, descending, funcname);
 	return state;
 }
 
@@ -205,7 +205,7 @@ gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
 		descending = PG_GETARG_BOOL(2);
 	}
 
-	state = gpusort_agg_state(fcinfo, "gpu_sort_agg_transfn", descending);
+	state = gpusort_agg_state(fcinfo, "gpu_sort_agg", descending);
 	gpusort_agg_add(state, fcinfo, 1);
 	PG_RETURN_POINTER(state);
 }
@@ -233,7 +233,7 @@ gpu_sort_agg_combine(PG_FUNCTION_ARGS)
 	if (state1 == NULL)
 		state1 = new_state(aggcontext, state2->elemtype, state2->descending);
 	else
-		check_same_direction(state1, state2->descending);
+		check_same_direction(state1, state2->descending, "the aggregate");
 	if (state2->param != NULL)
 		gpusort_agg_param(state1, state2->param, state2->param_len,
 						  "the aggregate", "the constant argument");

@@ -32,7 +32,8 @@ typedef struct SortAggState
 
 /*
  * The state of a transition function (argument 0), created on the first row
- * for the element type of argument 1; errors outside an aggregate.
+ * for the element type of argument 1; errors outside an aggregate, and when
+ * descending differs from the first row's (funcname names the aggregate).
  */
 extern SortAggState *gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname,
 									   bool descending);

@@ -28,8 +28,6 @@ gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 					   ArrayType **array, bool *owned,
 					   bool *descending, bool *nulls_first)
 {
-	ArrayType  *a;
-
 	/* ORDER BY has no NULL direction, so neither do we */
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -48,7 +46,15 @@ gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 		return false;
 	}
 
-	a = gpusort_getarg_array(fcinfo, 0, owned);
+	*array = gpusort_getarg_1d_array(fcinfo, 0, funcname, owned);
+	return true;
+}
+
+ArrayType *
+gpusort_getarg_1d_array(FunctionCallInfo fcinfo, int argno, const char *funcname, bool *owned)
+{
+	ArrayType  *a = gpusort_getarg_array(fcinfo, argno, owned);
+
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -56,8 +62,7 @@ gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 				 errdetail("The array has %d dimensions.", ARR_NDIM(a)),
 				 errhint("Flatten it first, for example with array(SELECT unnest(a)).")));
 	(void) gpusort_type_from_oid(ARR_ELEMTYPE(a));
-	*array = a;
-	return true;
+	return a;
 }
 
 /* Sets bits lo .. hi-1 of a zeroed bitmap: whole bytes at a time in the middle. */
@@ -181,6 +186,18 @@ compact_array(ArrayType *array, char *dest, uint32 *positions, int32 *null_subsc
 		}
 	}
 	memcpy(dest, src, run * size);
+}
+
+char *
+gpusort_packed_values(ArrayType *array, int nitems, int64 nnulls)
+{
+	char	   *values;
+
+	if (nnulls == 0)
+		return ARR_DATA_PTR(array);
+	values = gpusort_alloc_large(Max((nitems - nnulls) * gs_type_size(gpusort_type_from_oid(ARR_ELEMTYPE(array))), 1));
+	compact_array(array, values, NULL, NULL);
+	return values;
 }
 
 static void

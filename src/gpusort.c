@@ -582,7 +582,9 @@ run_cpu(const GpusortJob *job, int first_attempt)
 	gs_error	err;
 
 	INSTR_TIME_SET_CURRENT(total_start);
-	scratch_bytes = gs_cpu_scratch_bytes(job->type, job->n, argsort);
+	scratch_bytes = job->limit > 0 ?
+		gs_cpu_topk_scratch_bytes(job->type, job->n, job->limit, argsort) :
+		gs_cpu_scratch_bytes(job->type, job->n, argsort);
 	scratch = gpusort_alloc_large(Max(scratch_bytes, 1));
 
 	for (int attempt = first_attempt;; attempt++)
@@ -591,12 +593,16 @@ run_cpu(const GpusortJob *job, int first_attempt)
 		instr_time	sort_start;
 
 		INSTR_TIME_SET_CURRENT(start);
-		if (!argsort)
+		if (!argsort && job->limit == 0)
 			fill_dest(job, attempt);
 		copy_ms = elapsed_ms(start);
 
 		INSTR_TIME_SET_CURRENT(sort_start);
-		if (argsort)
+		if (job->limit > 0)
+			status = gs_cpu_topk(job->type, job->source, job->n, job->limit, job->descending,
+								 argsort ? NULL : job->dest, job->perm, scratch,
+								 gpusort_interrupt_pending, NULL, &err);
+		else if (argsort)
 			status = gs_cpu_argsort(job->type, job->source, job->n, job->descending,
 									job->perm, NULL, scratch,
 									gpusort_interrupt_pending, NULL, &err);
@@ -622,14 +628,54 @@ run_cpu(const GpusortJob *job, int first_attempt)
 	record_run(job, -1, GS_ALGO_RADIX, copy_ms, sort_ms, 0, elapsed_ms(total_start));
 }
 
-void
-gpusort_run(const GpusortJob *job)
+/*
+ * A limited job (0 < limit < n) as a full sort into a buffer of its own, of
+ * which the first limit entries are kept: for the paths that have no top-k
+ * of their own (the GPU server).
+ */
+static void
+run_full_then_cut(const GpusortJob *job)
 {
+	GpusortJob	full = *job;
+	size_t		entry = job->perm != NULL ? sizeof(uint32) : gs_type_size(job->type);
+	void	   *buffer = gpusort_alloc_large(job->n * entry);
+
+	full.limit = 0;
+	if (job->perm != NULL)
+		full.perm = buffer;
+	else
+		full.dest = buffer;
+	gpusort_run(&full);
+	memcpy(job->perm != NULL ? (void *) job->perm : job->dest, buffer, job->limit * entry);
+	pfree(buffer);
+}
+
+void
+gpusort_run(const GpusortJob *job_in)
+{
+	GpusortJob	limited;
+	const GpusortJob *job = job_in;
 	int			device;
 
 	/* no elements (or only NULLs): no sort, no device, nothing to record */
 	if (job->n == 0)
 		return;
+
+	if (job->limit >= job->n && job->limit > 0)
+	{
+		/* every element is wanted: a full sort */
+		limited = *job_in;
+		limited.limit = 0;
+		job = &limited;
+	}
+	if (job->limit > 0 && job->source == NULL)
+		elog(ERROR, "a sort of the first %zu elements needs its source", job->limit);
+
+	if (gpusort_server_mode && job->limit > 0)
+	{
+		run_full_then_cut(job);
+		return;
+	}
 
 	if (gpusort_server_mode)
 	{
@@ -668,6 +714,8 @@ gpusort_run(const GpusortJob *job)
 
 	if (device < 0)
 		run_cpu(job, 0);
+	else if (job->limit > 0)
+		run_full_then_cut(job);
 	else if (!run_gpu(job, device))
 		run_cpu(job, 1);
 }

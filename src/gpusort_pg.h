@@ -41,6 +41,11 @@ extern int	gpusort_max_device_memory;	/* MB, 0: no limit */
  *   when it stops early.
  * - argsort: source holds the n keys, untouched; perm (n entries) receives the
  *   0-based positions in sorted order, stable; dest and fill are unused.
+ *
+ * limit 0 asks for the whole order.  0 < limit < n asks for its first limit
+ * elements (or positions) only, which costs less than a full sort: dest (or
+ * perm) receives limit entries, and source must hold the n elements (fill is
+ * not used).  limit >= n is a full sort.
  */
 typedef struct GpusortJob
 {
@@ -54,6 +59,7 @@ typedef struct GpusortJob
 	bool		dest_filled;	/* dest holds the elements already for the first
 								 * try (an in-place sort); fill refills it */
 	uint32	   *perm;
+	size_t		limit;
 } GpusortJob;
 
 /*
@@ -105,6 +111,20 @@ extern gs_type gpusort_type_from_oid(Oid elemtype);
 extern bool gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 								   ArrayType **array, bool *owned,
 								   bool *descending, bool *nulls_first);
+
+/*
+ * Argument argno as a flat one-dimensional array (any lower bound, NULLs
+ * allowed) of a type gpusort sorts; errors otherwise.  *owned as for
+ * gpusort_getarg_array; funcname names the caller in the message.
+ */
+extern ArrayType *gpusort_getarg_1d_array(FunctionCallInfo fcinfo, int argno,
+										  const char *funcname, bool *owned);
+
+/*
+ * The nitems - nnulls non-NULL elements of a 1-D array, packed: its data
+ * area when it has no NULLs, else a copy from gpusort_alloc_large.
+ */
+extern char *gpusort_packed_values(ArrayType *array, int nitems, int64 nnulls);
 
 /*
  * Allocates a one-dimensional array with lower bound 1 of nvalues non-NULL

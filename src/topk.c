@@ -1,0 +1,185 @@
+/*
+ * topk.c: gpu_topk(a T[], k, descending), the first k elements of
+ * gpu_sort(a, descending), and its aggregate gpu_topk_agg(x T, k
+ * [, descending]), the first k of gpu_sort_agg(x [, descending]).  NULLs are
+ * placed as there: after the values ascending, before them descending.
+ *
+ * The sort asks gpusort_run for the first k elements only (GpusortJob.limit),
+ * which selects them without sorting the rest.  The aggregate keeps
+ * gpu_sort_agg's state with k in it, and cuts the values it holds down to
+ * the best k whenever they reach GPUSORT_TOPK_PRUNE times k, so a group
+ * holds O(k) values rather than all of them.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#include "gpusort_pg.h"
+#include "aggregate.h"
+
+PG_FUNCTION_INFO_V1(gpu_topk);
+PG_FUNCTION_INFO_V1(gpu_topk_agg_transfn);
+PG_FUNCTION_INFO_V1(gpu_topk_agg_final);
+
+/* The aggregate cuts its values to k once it holds this many times k (and at least GPUSORT_TOPK_PRUNE_MIN). */
+#define GPUSORT_TOPK_PRUNE		4
+#define GPUSORT_TOPK_PRUNE_MIN	((int64) 1 << 16)
+
+/* k from argument argno: not NULL, not negative, as LIMIT wants it. */
+static int32
+get_k(FunctionCallInfo fcinfo, int argno)
+{
+	int32		k;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("k must not be null")));
+	k = PG_GETARG_INT32(argno);
+	if (k < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_ROW_COUNT_IN_LIMIT_CLAUSE),
+				 errmsg("k must not be negative")));
+	return k;
+}
+
+static bool
+get_descending(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_NARGS() <= argno)
+		return false;
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("descending must not be null")));
+	return PG_GETARG_BOOL(argno);
+}
+
+/*
+ * The first k of nvalues packed values and nnulls NULLs in sorted order, as
+ * a new array: min(k, nvalues) values then NULLs ascending, NULLs first
+ * descending.
+ */
+static ArrayType *
+topk_array(Oid elemtype, const char *values, int64 nvalues, int64 nnulls, int32 k,
+		   bool descending, const char *what)
+{
+	gs_type		type = gpusort_type_from_oid(elemtype);
+	int64		total = Min((int64) k, nvalues + nnulls);
+	int64		taken_nulls = descending ? Min(total, nnulls) : total - Min(total, nvalues);
+	int64		taken_values = total - taken_nulls;
+	ArrayType  *result;
+	GpusortJob	job;
+
+	result = gpusort_new_array(elemtype, (int16) gs_type_size(type), taken_values, taken_nulls,
+							   descending, what);
+	if (taken_values == 0)
+		return result;
+
+	memset(&job, 0, sizeof(job));
+	job.type = type;
+	job.n = (size_t) nvalues;
+	job.descending = descending;
+	job.source = values;
+	job.dest = ARR_DATA_PTR(result);
+	job.limit = (size_t) taken_values;
+	gpusort_run(&job);
+	return result;
+}
+
+/*
+ * gpu_topk(a T[], k int, descending bool DEFAULT false) -> T[]
+ */
+Datum
+gpu_topk(PG_FUNCTION_ARGS)
+{
+	int32		k = get_k(fcinfo, 1);
+	bool		descending = get_descending(fcinfo, 2);
+	ArrayType  *array;
+	ArrayType  *result;
+	bool		owned;
+	int			nitems;
+	int64		nnulls;
+	char	   *values;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	array = gpusort_getarg_1d_array(fcinfo, 0, "gpu_topk", &owned);
+	nitems = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	nnulls = gpusort_count_nulls(array, nitems);
+
+	values = gpusort_packed_values(array, nitems, nnulls);
+	result = topk_array(ARR_ELEMTYPE(array), values, nitems - nnulls, nnulls, k, descending, "gpu_topk");
+	if (values != ARR_DATA_PTR(array))
+		pfree(values);
+	PG_RETURN_ARRAYTYPE_P(result);
+}
+
+/*
+ * Keeps the best k of the state's values (ties among them are equal bits,
+ * so which of them stay cannot be told apart).
+ */
+static void
+prune(SortAggState *state, int32 k)
+{
+	GpusortJob	job;
+	char	   *kept;
+
+	if (k == 0)
+	{
+		state->nvalues = 0;		/* none is wanted */
+		return;
+	}
+	kept = MemoryContextAllocHuge(GetMemoryChunkContext(state), (Size) k * state->typlen);
+	memset(&job, 0, sizeof(job));
+	job.type = state->type;
+	job.n = (size_t) state->nvalues;
+	job.descending = state->descending;
+	job.source = state->values;
+	job.dest = kept;
+	job.limit = (size_t) k;
+	gpusort_run(&job);
+
+	pfree(state->values);
+	state->values = kept;
+	state->capacity = k;
+	state->nvalues = Min(state->nvalues, (int64) k);
+	state->sorted = false;
+}
+
+/*
+ * gpu_topk_agg_transfn(internal, T, k int [, descending bool]) -> internal
+ */
+Datum
+gpu_topk_agg_transfn(PG_FUNCTION_ARGS)
+{
+	int32		k = get_k(fcinfo, 2);
+	SortAggState *state = gpusort_agg_state(fcinfo, "gpu_topk_agg", get_descending(fcinfo, 3));
+
+	gpusort_agg_param(state, &k, sizeof(k), "gpu_topk_agg", "k");
+	gpusort_agg_add(state, fcinfo, 1);
+	if (state->nvalues >= Max(GPUSORT_TOPK_PRUNE * (int64) k, GPUSORT_TOPK_PRUNE_MIN))
+		prune(state, k);
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * gpu_topk_agg_final(internal) -> T[], declared once per element type: the
+ * first k of array_agg(x ORDER BY x [DESC]).  No rows give NULL.
+ */
+Datum
+gpu_topk_agg_final(PG_FUNCTION_ARGS)
+{
+	SortAggState *state;
+	int32		k;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (SortAggState *) PG_GETARG_POINTER(0);
+	memcpy(&k, state->param, sizeof(k));
+	PG_RETURN_ARRAYTYPE_P(topk_array(state->elemtype, state->values, state->nvalues, state->nnulls,
+									 k, state->descending, "gpu_topk_agg"));
+}
