@@ -151,6 +151,8 @@ _PG_init(void)
 		gpusort_server_register();
 	}
 
+	gpusort_sort_node_init();
+
 	MarkGUCPrefixReserved("gpusort");
 }
 

@@ -179,4 +179,8 @@ extern ArrayType *gpusort_getarg_array(FunctionCallInfo fcinfo, int argno, bool 
 /* Reads argument datum again into copy, an owned copy that was modified. */
 extern void gpusort_refetch_array(Datum datum, ArrayType *copy);
 
+/* sort_node.c: the ORDER BY plan node and gpusort.enable_sort, registered from _PG_init */
+extern bool gpusort_enable_sort;
+extern void gpusort_sort_node_init(void);
+
 #endif							/* GPUSORT_PG_H */

@@ -1,0 +1,227 @@
+-- The ORDER BY node: every result compared with PostgreSQL's own Sort
+-- (gpusort.enable_sort off) on the same data.  The node's sort is stable, so
+-- its order is PostgreSQL's with the row's place in the table as the last
+-- key: ob_check compares "q" under the node with "q, ctid" under Sort, and says
+-- whether the node ran at all.
+
+SET max_parallel_workers_per_gather = 0;
+SET work_mem = '64MB';
+
+-- id is the insertion order, so that a sequential scan returns rows by id
+CREATE TABLE ob (id int4, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8,
+				 d date, ts timestamp, tz timestamptz, t text);
+SELECT setseed(0.13);
+INSERT INTO ob
+SELECT g,
+	   CASE WHEN r1 < 0.1 THEN NULL ELSE (r2 * 200 - 100)::int2 END,
+	   CASE WHEN r1 BETWEEN 0.1 AND 0.2 THEN NULL ELSE (r3 * 4e9 - 2e9)::int4 END,
+	   CASE WHEN r1 BETWEEN 0.2 AND 0.3 THEN NULL ELSE (r2 * 1e18)::int8 * (CASE WHEN r3 < 0.5 THEN -1 ELSE 1 END) END,
+	   CASE WHEN r1 BETWEEN 0.3 AND 0.4 THEN NULL
+			WHEN r2 < 0.05 THEN (ARRAY['NaN', 'Infinity', '-Infinity', '-0', '0'])[1 + (r3 * 4.99)::int]::float4
+			ELSE (r3 * 20 - 10)::numeric(4, 1)::float4 END,
+	   CASE WHEN r1 BETWEEN 0.4 AND 0.5 THEN NULL
+			WHEN r3 < 0.05 THEN (ARRAY['NaN', 'Infinity', '-Infinity', '-0', '0'])[1 + (r2 * 4.99)::int]::float8
+			ELSE (r2 - 0.5) * 1e300 END,
+	   CASE WHEN r1 BETWEEN 0.5 AND 0.6 THEN NULL
+			WHEN r2 < 0.02 THEN (ARRAY['infinity', '-infinity'])[1 + (r3 > 0.5)::int]::date
+			ELSE date '2000-01-01' + (r3 * 20000 - 10000)::int END,
+	   CASE WHEN r1 BETWEEN 0.6 AND 0.7 THEN NULL
+			WHEN r3 < 0.02 THEN (ARRAY['infinity', '-infinity'])[1 + (r2 > 0.5)::int]::timestamp
+			ELSE timestamp '2000-01-01' + (r2 * 1e6 - 5e5) * interval '1 hour' END,
+	   CASE WHEN r1 BETWEEN 0.7 AND 0.8 THEN NULL
+			ELSE timestamptz '2000-01-01 00:00+00' + (r3 * 1e4)::int * interval '1 minute' END,
+	   md5(g::text)
+FROM (SELECT g, random() r1, random() r2, random() r3 FROM generate_series(1, 20000) g) s;
+ANALYZE ob;
+
+-- 'ok': the node ran and its rows equal Sort's; 'not used': the plan has no
+-- node; else what differs.
+CREATE FUNCTION ob_check(q text, tiebreak text DEFAULT ', ctid') RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	plan text := '';
+	line text;
+	got text;
+	want text;
+BEGIN
+	SET LOCAL gpusort.enable_sort = on;
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		plan := plan || line || E'\n';
+	END LOOP;
+	IF plan NOT LIKE '%Custom Scan (gpusort)%' THEN
+		RETURN 'not used';
+	END IF;
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || ') s'
+		INTO got;
+	SET LOCAL gpusort.enable_sort = off;
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || tiebreak || ') s'
+		INTO want;
+	IF got IS DISTINCT FROM want THEN
+		RETURN 'differs: ' || got || ' vs ' || want;
+	END IF;
+	RETURN 'ok';
+END $$;
+
+-- every type, direction and NULL placement
+SELECT c, o, ob_check(format('SELECT id, %s FROM ob ORDER BY %s %s', c, c, o))
+FROM unnest(ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz']) c,
+	 unnest(ARRAY['', 'NULLS FIRST', 'DESC', 'DESC NULLS LAST']) o;
+
+-- several keys: 32, 64 and 128 bits a row (NULL bits included)
+SELECT q, ob_check(q) FROM unnest(ARRAY[
+	'SELECT id, i2 FROM ob ORDER BY i2, id',
+	'SELECT * FROM ob ORDER BY i2 DESC, f4 NULLS FIRST',
+	'SELECT * FROM ob ORDER BY d, i2 DESC',
+	'SELECT * FROM ob ORDER BY f4 DESC NULLS LAST, i4',
+	'SELECT * FROM ob ORDER BY i2, i4 DESC, i2',
+	'SELECT * FROM ob ORDER BY i8, f4 DESC',
+	'SELECT * FROM ob ORDER BY f8 NULLS FIRST, d DESC',
+	'SELECT * FROM ob ORDER BY i2 DESC NULLS LAST, d, f4 DESC, i2',
+	'SELECT * FROM ob ORDER BY tz, i4 DESC NULLS LAST',
+	'SELECT * FROM ob ORDER BY i2, i2 + 1, i4, i2 - 1'
+]) q;
+
+-- keys that are expressions, and rows that are not all by value
+SELECT q, ob_check(q) FROM unnest(ARRAY[
+	'SELECT id, t FROM ob ORDER BY i4 % 7, i2',
+	'SELECT id, i2 + i4 AS s, t FROM ob ORDER BY i2 + i4 DESC',
+	'SELECT t, f8 FROM ob ORDER BY f8 * 2, i2 NULLS FIRST'
+]) q;
+
+-- not offered: keys of other types, more than 128 bits, a small LIMIT
+SELECT q, ob_check(q, '') FROM unnest(ARRAY[
+	'SELECT id FROM ob ORDER BY t',
+	'SELECT id, upper(t) FROM ob ORDER BY i2, 2',
+	'SELECT id FROM ob ORDER BY tz, f8 DESC',
+	'SELECT id FROM ob ORDER BY i4::numeric',
+	'SELECT id FROM ob ORDER BY (i4, i2)',
+	'SELECT id FROM ob ORDER BY i8, ts',
+	'SELECT id FROM ob ORDER BY i2 LIMIT 10'
+]) q;
+
+-- LIMIT and OFFSET, subqueries, empty and all-equal inputs
+SELECT q, ob_check(q, '') FROM unnest(ARRAY[
+	'SELECT id, i4 FROM ob ORDER BY i4, id LIMIT 10000 OFFSET 100',
+	'SELECT id, i4 FROM ob ORDER BY i4 DESC, id OFFSET 19990',
+	'SELECT s.id, s.f4 FROM (SELECT * FROM ob ORDER BY f4, id OFFSET 0) s WHERE s.id % 3 = 0',
+	'SELECT i2, count(*) FROM (SELECT i2 FROM ob ORDER BY i2 OFFSET 0) s GROUP BY i2 ORDER BY i2',
+	'SELECT id, i4 FROM ob WHERE i4 > (SELECT max(i4) FROM ob) ORDER BY i4',
+	'SELECT * FROM ob WHERE i4 IS NOT NULL ORDER BY i4 NULLS FIRST, id'
+]) q;
+SELECT ob_check('SELECT id, 7 AS k FROM ob ORDER BY (id * 0)');
+
+-- EXPLAIN shows the node and its keys
+EXPLAIN (COSTS OFF) SELECT * FROM ob ORDER BY f8 DESC, i2 NULLS FIRST;
+EXPLAIN (COSTS OFF) SELECT id, i4 + 1 FROM ob ORDER BY i4 + 1 DESC NULLS LAST, d;
+SET gpusort.enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT * FROM ob ORDER BY f8;
+RESET gpusort.enable_sort;
+
+-- EXPLAIN ANALYZE: where it sorted, the rows, the key bits and the times
+CREATE FUNCTION ob_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		RETURN NEXT regexp_replace(regexp_replace(line, '[0-9]+ kB', 'N kB'),
+								   'Device: (cpu|gpu [0-9]+)$', 'Device: cpu or gpu');
+	END LOOP;
+END $$;
+SELECT ob_explain('SELECT * FROM ob ORDER BY i4');
+SELECT ob_explain('SELECT id FROM ob ORDER BY i8, f4');
+SET work_mem = 64;
+SELECT ob_explain('SELECT * FROM ob ORDER BY i4');
+SET work_mem = '64MB';
+
+-- past work_mem the rows go to a tuplesort with the same keys
+SET work_mem = 64;
+SELECT o, ob_check(format('SELECT * FROM ob ORDER BY %s', o), '')
+FROM unnest(ARRAY['i4, id', 'f8 DESC, id', 'd NULLS FIRST, f4 DESC, id']) o;
+SET work_mem = '64MB';
+
+-- SCROLL cursors: a walk back and forth gives the same rows as under Sort
+CREATE FUNCTION ob_walk(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor;
+	r record;
+	out text := '';
+BEGIN
+	OPEN c SCROLL FOR EXECUTE q;
+	FETCH c INTO r; out := out || r::text;
+	FOR i IN 1 .. 5 LOOP FETCH c INTO r; END LOOP;
+	out := out || r::text;
+	FETCH PRIOR FROM c INTO r; out := out || r::text;
+	FETCH LAST FROM c INTO r; out := out || r::text;
+	FETCH NEXT FROM c INTO r; out := out || coalesce(r::text, 'end') || found::text;
+	FETCH PRIOR FROM c INTO r; out := out || r::text;
+	FETCH ABSOLUTE 10000 FROM c INTO r; out := out || r::text;
+	FETCH RELATIVE -10 FROM c INTO r; out := out || r::text;
+	FETCH FIRST FROM c INTO r; out := out || r::text;
+	FETCH PRIOR FROM c INTO r; out := out || found::text;
+	FETCH NEXT FROM c INTO r; out := out || r::text;
+	MOVE LAST FROM c;
+	MOVE NEXT FROM c;
+	FETCH PRIOR FROM c INTO r; out := out || r::text;
+	CLOSE c;
+	RETURN md5(out);
+END $$;
+CREATE FUNCTION ob_walk_same(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+	a text;
+BEGIN
+	SET LOCAL gpusort.enable_sort = on;
+	a := ob_walk(q);
+	SET LOCAL gpusort.enable_sort = off;
+	RETURN a = ob_walk(q);
+END $$;
+SELECT q, ob_walk_same(q) FROM unnest(ARRAY[
+	'SELECT id, i4 FROM ob ORDER BY i4, id',
+	'SELECT id, f8, t FROM ob ORDER BY f8 DESC, id'
+]) q;
+BEGIN;
+DECLARE cur SCROLL CURSOR FOR SELECT id, i2 FROM ob ORDER BY i2 DESC NULLS LAST, id;
+FETCH 3 FROM cur;
+FETCH BACKWARD 2 FROM cur;
+FETCH LAST FROM cur;
+FETCH BACKWARD 1 FROM cur;
+COMMIT;
+EXPLAIN (COSTS OFF) DECLARE cur SCROLL CURSOR FOR SELECT id, i2 FROM ob ORDER BY i2 DESC NULLS LAST, id;
+
+-- rescans: the inner side of a nested loop, with and without parameters
+SET enable_material = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT ob_check('SELECT v.k, s.id FROM (VALUES (1), (2), (3)) v(k) LEFT JOIN '
+				'(SELECT id, i4 FROM ob ORDER BY i4, id OFFSET 0) s ON s.id % 5000 = v.k', '');
+EXPLAIN (COSTS OFF) SELECT v.k, s.id FROM (VALUES (1), (2), (3)) v(k) LEFT JOIN
+	(SELECT id, i4 FROM ob ORDER BY i4, id OFFSET 0) s ON s.id % 5000 = v.k;
+SELECT ob_check('SELECT v.k, s.* FROM (VALUES (-50), (0), (50)) v(k), '
+				'LATERAL (SELECT id, f4 FROM ob WHERE i2 > v.k ORDER BY f4, id OFFSET 0) s', '');
+EXPLAIN (COSTS OFF) SELECT v.k, s.* FROM (VALUES (-50), (0), (50)) v(k),
+	LATERAL (SELECT id, f4 FROM ob WHERE i2 > v.k ORDER BY f4, id OFFSET 0) s;
+RESET enable_material;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- parallel plans: the node in each worker under Gather Merge, and above a Gather
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT id, i4 FROM ob ORDER BY i4, id;
+SELECT ob_check('SELECT id, i4 FROM ob ORDER BY i4, id', '');
+SELECT ob_check('SELECT id, d, f8 FROM ob ORDER BY d DESC, i4, id', '');
+SELECT ob_check('SELECT i4, count(*) FROM ob GROUP BY i4 ORDER BY i4', '');
+EXPLAIN (COSTS OFF) SELECT i4, count(*) FROM ob GROUP BY i4 ORDER BY i4;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+
+DROP FUNCTION ob_walk_same(text);
+DROP FUNCTION ob_walk(text);
+DROP FUNCTION ob_explain(text);
+DROP FUNCTION ob_check(text, text);
+DROP TABLE ob;

@@ -1,0 +1,1191 @@
+/*
+ * sort_node.c: a custom plan node that replaces PostgreSQL's Sort for ORDER BY
+ * on keys of the types gpusort sorts (int2, int4, int8, float4, float8, date,
+ * timestamp, timestamptz).
+ *
+ * The planner hook offers it at UPPERREL_ORDERED over the cheapest input path
+ * (and over the cheapest partial path under a Gather Merge) when every sort
+ * key is a column of the input of a supported type sorted by its default
+ * btree operator, ASC or DESC, NULLS FIRST or LAST, and the keys' ordered bits
+ * fit in 128 bits with one NULL bit per key.
+ *
+ * The executor reads the child's tuples into memory, keeps each key as an
+ * unsigned ordered value (keys.h's transforms, -0 and NaN payloads made equal
+ * as PostgreSQL's comparisons have them, DESC inverted), then packs the keys
+ * of a row into one 32-, 64- or 128-bit word, first key in the high bits, a
+ * NULL bit above a key's value only where that key had NULLs.  One stable
+ * argsort through gpusort_run orders words of up to 64 bits; 128-bit words
+ * take two (low word, then high word: LSD order).  Tuples come back in that
+ * order, ties in input order.  When the input outgrows work_mem it hands what
+ * it holds to a tuplesort with the same keys and goes on as Sort would.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/nbtree.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planner.h"
+#include "parser/parsetree.h"
+#include "portability/instr_time.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/tuplesort.h"
+
+#include "gpusort_pg.h"
+#include "keys.h"
+
+#define SORT_NODE_NAME "gpusort"
+
+/* every key's ordered bits plus one NULL bit each must fit in this */
+#define SORT_NODE_MAX_BITS 128
+
+bool		gpusort_enable_sort = true;
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+
+/*
+ * The plan's keys, kept in custom_private as five lists (one entry per key):
+ * the column in the node's tuples (1-based), the type, the sort operator,
+ * the collation, and the flags (bit 0 DESC, bit 1 NULLS FIRST).
+ */
+enum
+{
+	PRIV_COLUMNS,
+	PRIV_TYPES,
+	PRIV_OPERATORS,
+	PRIV_COLLATIONS,
+	PRIV_FLAGS
+};
+
+#define KEY_DESC			1
+#define KEY_NULLS_FIRST		2
+
+typedef struct SortKeyInfo
+{
+	AttrNumber	column;
+	Oid			type;
+	Oid			sortop;
+	Oid			collation;
+	bool		descending;
+	bool		nulls_first;
+	int			width;			/* ordered bits: 16, 32 or 64 */
+	bool		is_float;
+} SortKeyInfo;
+
+typedef struct SortNodeState
+{
+	CustomScanState css;
+	int			nkeys;
+	SortKeyInfo *keys;
+	bool		random_access;	/* backward scans, mark/restore or rewinds asked for */
+	TupleTableSlot *sorted_slot;	/* minimal tuples: the rows, the tuplesort's */
+	TupleTableSlot *out_slot;	/* the sorted rows: sorted_slot, or the
+								 * (virtual) scan slot for the columns */
+	MemoryContext tuple_context;	/* the tuples, the keys, the permutation */
+
+	bool		sort_done;
+
+	/* in memory */
+	int64		ntuples;
+	int64		capacity;
+	MinimalTuple *tuples;		/* whole rows (when not columnar) */
+	bool		columnar;		/* every column is by value: kept as arrays */
+	int			ncols;
+	Datum	  **cols;			/* per column: each row's value */
+	bool	  **colnulls;		/* per column: NULL flags, allocated at its first NULL */
+	uint64	  **values;			/* per key: the ordered value of each row */
+	uint8	  **nulls;			/* per key: NULL flags, allocated at its first NULL */
+	uint32	   *perm;			/* the sorted order */
+	int64		mem_used;
+	int64		current;		/* the next row to return going forward */
+	bool		eof_reached;
+	int64		mark_current;
+	bool		mark_eof;
+
+	/* past work_mem */
+	Tuplesortstate *tuplesort;
+
+	/* for EXPLAIN ANALYZE */
+	int			device;			/* -1 the CPU */
+	int			key_bits;
+	double		extract_ms;
+	double		sort_ms;
+	double		emit_ms;
+} SortNodeState;
+
+static Plan *plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							List *tlist, List *clauses, List *custom_plans);
+static Node *create_sort_state(CustomScan *cscan);
+static void begin_sort(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_sort(CustomScanState *node);
+static void end_sort(CustomScanState *node);
+static void rescan_sort(CustomScanState *node);
+static void mark_sort(CustomScanState *node);
+static void restore_sort(CustomScanState *node);
+static void explain_sort(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods sort_path_methods = {
+	.CustomName = SORT_NODE_NAME,
+	.PlanCustomPath = plan_sort_path,
+};
+
+static const CustomScanMethods sort_scan_methods = {
+	.CustomName = SORT_NODE_NAME,
+	.CreateCustomScanState = create_sort_state,
+};
+
+static const CustomExecMethods sort_exec_methods = {
+	.CustomName = SORT_NODE_NAME,
+	.BeginCustomScan = begin_sort,
+	.ExecCustomScan = exec_sort,
+	.EndCustomScan = end_sort,
+	.ReScanCustomScan = rescan_sort,
+	.MarkPosCustomScan = mark_sort,
+	.RestrPosCustomScan = restore_sort,
+	.ExplainCustomScan = explain_sort,
+};
+
+/* ----------------------------------------------------------------
+ * Planning
+ * ---------------------------------------------------------------- */
+
+/* Ordered bits of a supported key type, or 0 for any other type. */
+static int
+key_type_width(Oid type, bool *is_float)
+{
+	*is_float = (type == FLOAT4OID || type == FLOAT8OID);
+	switch (type)
+	{
+		case INT2OID:
+			return 16;
+		case INT4OID:
+		case DATEOID:
+		case FLOAT4OID:
+			return 32;
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case FLOAT8OID:
+			return 64;
+		default:
+			return 0;
+	}
+}
+
+/*
+ * The sort keys as columns of target: each pathkey must have a member that is
+ * one of target's expressions, of a supported type, ordered by the type's
+ * default btree operator family.  Returns false when one is not.
+ */
+static bool
+match_sort_keys(List *pathkeys, PathTarget *target, List **private)
+{
+	List	   *columns = NIL;
+	List	   *types = NIL;
+	List	   *operators = NIL;
+	List	   *collations = NIL;
+	List	   *flags = NIL;
+	int			bits = 0;
+	ListCell   *lc;
+
+	foreach(lc, pathkeys)
+	{
+		PathKey    *pk = (PathKey *) lfirst(lc);
+		EquivalenceClass *ec = pk->pk_eclass;
+		int			column = 0;
+		Oid			type = InvalidOid;
+		Oid			opclass;
+		Oid			sortop;
+		bool		is_float;
+		int			width;
+		ListCell   *lm;
+
+		if (ec->ec_has_volatile && list_length(ec->ec_members) != 1)
+			return false;
+		if (pk->pk_strategy != BTLessStrategyNumber && pk->pk_strategy != BTGreaterStrategyNumber)
+			return false;
+
+		foreach(lm, ec->ec_members)
+		{
+			EquivalenceMember *em = (EquivalenceMember *) lfirst(lm);
+			ListCell   *lt;
+			int			i = 0;
+
+			if (em->em_is_const || em->em_is_child)
+				continue;
+			foreach(lt, target->exprs)
+			{
+				i++;
+				if (equal(lfirst(lt), em->em_expr))
+				{
+					column = i;
+					type = exprType((Node *) em->em_expr);
+					break;
+				}
+			}
+			if (column != 0)
+				break;
+		}
+		if (column == 0)
+			return false;
+
+		width = key_type_width(type, &is_float);
+		if (width == 0)
+			return false;
+		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
+		if (!OidIsValid(opclass) || get_opclass_family(opclass) != pk->pk_opfamily)
+			return false;
+		sortop = get_opfamily_member(pk->pk_opfamily, type, type, pk->pk_strategy);
+		if (!OidIsValid(sortop))
+			return false;
+
+		bits += width + 1;
+		if (bits > SORT_NODE_MAX_BITS)
+			return false;
+
+		columns = lappend_int(columns, column);
+		types = lappend_oid(types, type);
+		operators = lappend_oid(operators, sortop);
+		collations = lappend_oid(collations, ec->ec_collation);
+		flags = lappend_int(flags,
+							(pk->pk_strategy == BTGreaterStrategyNumber ? KEY_DESC : 0) |
+							(pk->pk_nulls_first ? KEY_NULLS_FIRST : 0));
+	}
+	*private = list_make5(columns, types, operators, collations, flags);
+	return true;
+}
+
+/*
+ * Cost of sorting rows by nkeys keys in the node, against Sort's
+ * 2 * cpu_operator_cost * log2(rows) a row.  Measured on the CPU path (2 cores,
+ * bench/sql_order_by_bench.sh's machine): one key of up to 32 bits breaks
+ * even with Sort at about 700 rows; 64-bit words cost a little more; 128-bit
+ * words (two argsort passes) break even at about 1,500 rows.  The constants
+ * put the crossovers there.
+ */
+#define SORT_NODE_ROW_COST			0.025	/* a row, words of up to 32 bits */
+#define SORT_NODE_ROW_COST_64		0.005	/* more a row for a 64-bit word */
+#define SORT_NODE_ROW_COST_128		0.025	/* more a row for a 128-bit word */
+#define SORT_NODE_STARTUP_COST		10.0
+
+static void
+cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
+{
+	double		rows = Max(subpath->rows, 1.0);
+	List	   *types = (List *) list_nth(private, PRIV_TYPES);
+	int			bits = 0;
+	double		per_row;
+	ListCell   *lc;
+
+	foreach(lc, types)
+	{
+		bool		is_float;
+
+		bits += key_type_width(lfirst_oid(lc), &is_float);
+	}
+	per_row = SORT_NODE_ROW_COST + cpu_operator_cost * list_length(types);
+	if (bits > 32)
+		per_row += SORT_NODE_ROW_COST_64;
+	if (bits > 64)
+		per_row += SORT_NODE_ROW_COST_128;
+
+	cpath->path.rows = subpath->rows;
+	cpath->path.startup_cost = subpath->total_cost + SORT_NODE_STARTUP_COST + per_row * rows;
+	cpath->path.total_cost = cpath->path.startup_cost + cpu_operator_cost * rows;
+}
+
+static CustomPath *
+make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys,
+			   List *private)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = subpath->pathtarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = subpath->parallel_safe;
+	cpath->path.parallel_workers = subpath->parallel_workers;
+	cpath->path.pathkeys = pathkeys;
+	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cpath->custom_paths = list_make1(subpath);
+	cpath->custom_private = private;
+	cpath->methods = &sort_path_methods;
+	cost_sort_node(cpath, subpath, private);
+	return cpath;
+}
+
+static void
+sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	List	   *pathkeys = root->sort_pathkeys;
+	PathTarget *target = root->upper_targets[UPPERREL_ORDERED];
+	Path	   *input_path;
+	List	   *private;
+
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_ORDERED || !gpusort_enable_sort || pathkeys == NIL)
+		return;
+
+	/*
+	 * A small LIMIT (with OFFSET) is PostgreSQL's bounded heap sort's case: it
+	 * keeps k rows, where this node would sort them all.
+	 */
+	if (root->limit_tuples >= 0 &&
+		root->limit_tuples < input_rel->cheapest_total_path->rows / 4)
+		return;
+
+	input_path = input_rel->cheapest_total_path;
+	if (!pathkeys_contained_in(pathkeys, input_path->pathkeys) &&
+		match_sort_keys(pathkeys, input_path->pathtarget, &private))
+	{
+		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private);
+
+		if (path->pathtarget != target)
+			path = apply_projection_to_path(root, output_rel, path, target);
+		add_path(output_rel, path);
+	}
+
+	/* each worker sorts its share, a Gather Merge merges them */
+	if (input_rel->partial_pathlist != NIL && output_rel->consider_parallel)
+	{
+		Path	   *partial = (Path *) linitial(input_rel->partial_pathlist);
+		double		total_groups;
+		Path	   *path;
+
+		if (pathkeys_contained_in(pathkeys, partial->pathkeys) ||
+			!match_sort_keys(pathkeys, partial->pathtarget, &private))
+			return;
+		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private);
+		total_groups = partial->rows * partial->parallel_workers;
+		path = (Path *) create_gather_merge_path(root, output_rel, path, path->pathtarget,
+												 pathkeys, NULL, &total_groups);
+		if (path->pathtarget != target)
+			path = apply_projection_to_path(root, output_rel, path, target);
+		add_path(output_rel, path);
+	}
+}
+
+/*
+ * The child's plan becomes the node's outer plan; the node's tuples are the
+ * child's (custom_scan_tlist), and its target list points at them.
+ */
+static Plan *
+plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+
+	Assert(clauses == NIL);
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.plan.lefttree = (Plan *) linitial(custom_plans);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = best_path->custom_private;
+	cscan->custom_scan_tlist = copyObject(tlist);
+	cscan->custom_relids = NULL;
+	cscan->methods = &sort_scan_methods;
+	return (Plan *) cscan;
+}
+
+/* ----------------------------------------------------------------
+ * Execution
+ * ---------------------------------------------------------------- */
+
+static Node *
+create_sort_state(CustomScan *cscan)
+{
+	SortNodeState *state = (SortNodeState *) newNode(sizeof(SortNodeState), T_CustomScanState);
+	List	   *private = cscan->custom_private;
+	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
+	int			i = 0;
+	ListCell   *lc;
+
+	state->css.methods = &sort_exec_methods;
+	state->nkeys = list_length(columns);
+	state->keys = (SortKeyInfo *) palloc0(sizeof(SortKeyInfo) * state->nkeys);
+	foreach(lc, columns)
+	{
+		SortKeyInfo *key = &state->keys[i];
+		int			flags = list_nth_int((List *) list_nth(private, PRIV_FLAGS), i);
+
+		key->column = (AttrNumber) lfirst_int(lc);
+		key->type = list_nth_oid((List *) list_nth(private, PRIV_TYPES), i);
+		key->sortop = list_nth_oid((List *) list_nth(private, PRIV_OPERATORS), i);
+		key->collation = list_nth_oid((List *) list_nth(private, PRIV_COLLATIONS), i);
+		key->descending = (flags & KEY_DESC) != 0;
+		key->nulls_first = (flags & KEY_NULLS_FIRST) != 0;
+		key->width = key_type_width(key->type, &key->is_float);
+		i++;
+	}
+	state->device = -1;
+	return (Node *) state;
+}
+
+static void
+begin_sort(CustomScanState *node, EState *estate, int eflags)
+{
+	SortNodeState *state = (SortNodeState *) node;
+	Plan	   *child = outerPlan(node->ss.ps.plan);
+	TupleDesc	desc;
+
+	state->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	/* as Sort: the child is read once, forwards */
+	outerPlanState(node) = ExecInitNode(child, estate,
+										eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
+	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	state->sorted_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+
+	/*
+	 * Rows of by-value columns only (the usual ORDER BY over numbers and
+	 * times) are kept as one array per column, not as tuples: a third of the
+	 * memory, and no tuple to form or deform.
+	 */
+	state->columnar = desc->natts > 0;
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attbyval || TupleDescAttr(desc, i)->attisdropped)
+			state->columnar = false;
+	state->ncols = desc->natts;
+	state->out_slot = state->columnar ? node->ss.ss_ScanTupleSlot : state->sorted_slot;
+
+	/*
+	 * Without a projection the node returns out_slot itself: its parent's
+	 * expressions must know that slot's kind to deform it.
+	 */
+	if (node->ss.ps.ps_ProjInfo == NULL)
+	{
+		node->ss.ps.resultops = state->out_slot->tts_ops;
+		node->ss.ps.resultopsfixed = true;
+		node->ss.ps.resultopsset = true;
+	}
+	state->tuple_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort sort node",
+												 ALLOCSET_DEFAULT_SIZES);
+}
+
+/* Drops what a sort holds, for a rescan or the end. */
+static void
+reset_sort(SortNodeState *state)
+{
+	ExecClearTuple(state->sorted_slot);
+	ExecClearTuple(state->out_slot);
+	if (state->tuplesort)
+	{
+		tuplesort_end(state->tuplesort);
+		state->tuplesort = NULL;
+	}
+	MemoryContextReset(state->tuple_context);
+	state->tuples = NULL;
+	state->cols = NULL;
+	state->colnulls = NULL;
+	state->values = NULL;
+	state->nulls = NULL;
+	state->perm = NULL;
+	state->ntuples = 0;
+	state->capacity = 0;
+	state->mem_used = 0;
+	state->current = 0;
+	state->eof_reached = false;
+	state->sort_done = false;
+	state->extract_ms = state->sort_ms = state->emit_ms = 0;
+}
+
+/* The unsigned ordered value of a non-NULL key, DESC inverted, in its width's low bits. */
+static inline uint64
+ordered_value(const SortKeyInfo *key, Datum value)
+{
+	uint64		k;
+
+	switch (key->width)
+	{
+		case 16:
+			k = gs_int2_to_key((uint16) DatumGetInt16(value));
+			return key->descending ? (uint16) ~k : k;
+		case 32:
+			if (key->is_float)
+			{
+				float4		f = DatumGetFloat4(value);
+				uint32		bits;
+
+				/* PostgreSQL's float order: -0 = 0, every NaN equal and last */
+				if (isnan(f))
+					f = get_float4_nan();
+				else if (f == 0)
+					f = 0;
+				memcpy(&bits, &f, sizeof(bits));
+				k = gs_float4_to_key(bits);
+			}
+			else
+				k = gs_int4_to_key((uint32) DatumGetInt32(value));
+			return key->descending ? (uint32) ~k : k;
+		default:
+			if (key->is_float)
+			{
+				float8		f = DatumGetFloat8(value);
+				uint64		bits;
+
+				if (isnan(f))
+					f = get_float8_nan();
+				else if (f == 0)
+					f = 0;
+				memcpy(&bits, &f, sizeof(bits));
+				k = gs_float8_to_key(bits);
+			}
+			else
+				k = gs_int8_to_key((uint64) DatumGetInt64(value));
+			return key->descending ? ~k : k;
+	}
+}
+
+/* A tuplesort with the node's keys, as Sort would begin it. */
+static Tuplesortstate *
+begin_tuplesort(SortNodeState *state)
+{
+	TupleDesc	desc = state->sorted_slot->tts_tupleDescriptor;
+	AttrNumber *columns = palloc(sizeof(AttrNumber) * state->nkeys);
+	Oid		   *operators = palloc(sizeof(Oid) * state->nkeys);
+	Oid		   *collations = palloc(sizeof(Oid) * state->nkeys);
+	bool	   *nulls_first = palloc(sizeof(bool) * state->nkeys);
+
+	for (int i = 0; i < state->nkeys; i++)
+	{
+		columns[i] = state->keys[i].column;
+		operators[i] = state->keys[i].sortop;
+		collations[i] = state->keys[i].collation;
+		nulls_first[i] = state->keys[i].nulls_first;
+	}
+	return tuplesort_begin_heap(desc, state->nkeys, columns, operators, collations,
+								nulls_first, work_mem, NULL,
+								state->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
+}
+
+/* Row i of the columns into the virtual slot. */
+static inline void
+store_columns(SortNodeState *state, int64 i, TupleTableSlot *slot)
+{
+	ExecClearTuple(slot);
+	for (int c = 0; c < state->ncols; c++)
+	{
+		slot->tts_values[c] = state->cols[c][i];
+		slot->tts_isnull[c] = state->colnulls[c] ? state->colnulls[c][i] : false;
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/* Past work_mem: everything read so far goes to a tuplesort, and the memory with it. */
+static void
+switch_to_tuplesort(SortNodeState *state)
+{
+	state->tuplesort = begin_tuplesort(state);
+	for (int64 i = 0; i < state->ntuples; i++)
+	{
+		if (state->columnar)
+		{
+			store_columns(state, i, state->out_slot);
+			tuplesort_puttupleslot(state->tuplesort, state->out_slot);
+			ExecClearTuple(state->out_slot);
+		}
+		else
+		{
+			ExecStoreMinimalTuple(state->tuples[i], state->sorted_slot, false);
+			tuplesort_puttupleslot(state->tuplesort, state->sorted_slot);
+			ExecClearTuple(state->sorted_slot);
+			pfree(state->tuples[i]);
+		}
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	MemoryContextReset(state->tuple_context);
+	state->tuples = NULL;
+	state->cols = NULL;
+	state->colnulls = NULL;
+	state->values = NULL;
+	state->nulls = NULL;
+	state->ntuples = 0;
+	state->capacity = 0;
+}
+
+/* Room for at least one more row in the row arrays. */
+static void
+grow_rows(SortNodeState *state)
+{
+	int64		capacity = state->capacity == 0 ? 1024 : state->capacity * 2;
+	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+
+	if (state->capacity == 0)
+	{
+		if (state->columnar)
+		{
+			state->cols = palloc0(sizeof(Datum *) * state->ncols);
+			state->colnulls = palloc0(sizeof(bool *) * state->ncols);
+			for (int c = 0; c < state->ncols; c++)
+				state->cols[c] = palloc_extended(sizeof(Datum) * capacity, MCXT_ALLOC_HUGE);
+		}
+		else
+			state->tuples = palloc_extended(sizeof(MinimalTuple) * capacity, MCXT_ALLOC_HUGE);
+		state->values = palloc0(sizeof(uint64 *) * state->nkeys);
+		state->nulls = palloc0(sizeof(uint8 *) * state->nkeys);
+		for (int k = 0; k < state->nkeys; k++)
+			state->values[k] = palloc_extended(sizeof(uint64) * capacity, MCXT_ALLOC_HUGE);
+	}
+	else
+	{
+		if (state->columnar)
+		{
+			for (int c = 0; c < state->ncols; c++)
+			{
+				state->cols[c] = repalloc_huge(state->cols[c], sizeof(Datum) * capacity);
+				if (state->colnulls[c])
+				{
+					state->colnulls[c] = repalloc_huge(state->colnulls[c], capacity);
+					memset(state->colnulls[c] + state->capacity, 0, capacity - state->capacity);
+				}
+			}
+		}
+		else
+			state->tuples = repalloc_huge(state->tuples, sizeof(MinimalTuple) * capacity);
+		for (int k = 0; k < state->nkeys; k++)
+		{
+			state->values[k] = repalloc_huge(state->values[k], sizeof(uint64) * capacity);
+			if (state->nulls[k])
+			{
+				state->nulls[k] = repalloc_huge(state->nulls[k], capacity);
+				memset(state->nulls[k] + state->capacity, 0, capacity - state->capacity);
+			}
+		}
+	}
+	/* the arrays, and later the packed keys and the permutation (16 + 4 bytes) */
+	state->mem_used += (capacity - state->capacity) *
+		((state->columnar ? sizeof(Datum) * state->ncols : sizeof(MinimalTuple)) +
+		 8 * state->nkeys + 20);
+	state->capacity = capacity;
+	MemoryContextSwitchTo(old);
+}
+
+/* Reads the child: into memory, or into a tuplesort once past work_mem. */
+static void
+read_input(SortNodeState *state)
+{
+	PlanState  *child = outerPlanState(state);
+	int64		limit = (int64) work_mem * 1024;
+	bool		timing = (state->css.ss.ps.instrument != NULL);
+
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(child);
+		instr_time	start;
+
+		if (TupIsNull(slot))
+			break;
+		if (state->tuplesort)
+		{
+			tuplesort_puttupleslot(state->tuplesort, slot);
+			continue;
+		}
+		if (timing)
+			INSTR_TIME_SET_CURRENT(start);
+		if (state->ntuples == state->capacity)
+			grow_rows(state);
+		for (int k = 0; k < state->nkeys; k++)
+		{
+			SortKeyInfo *key = &state->keys[k];
+			bool		isnull;
+			Datum		value = slot_getattr(slot, key->column, &isnull);
+
+			if (isnull)
+			{
+				if (state->nulls[k] == NULL)
+					state->nulls[k] = MemoryContextAllocExtended(state->tuple_context,
+																 state->capacity,
+																 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+				state->nulls[k][state->ntuples] = 1;
+				state->values[k][state->ntuples] = 0;
+			}
+			else
+				state->values[k][state->ntuples] = ordered_value(key, value);
+		}
+		if (state->columnar)
+		{
+			slot_getallattrs(slot);
+			for (int c = 0; c < state->ncols; c++)
+			{
+				state->cols[c][state->ntuples] = slot->tts_values[c];
+				if (slot->tts_isnull[c])
+				{
+					if (state->colnulls[c] == NULL)
+						state->colnulls[c] = MemoryContextAllocExtended(state->tuple_context,
+																		state->capacity,
+																		MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+					state->colnulls[c][state->ntuples] = true;
+				}
+			}
+			state->ntuples++;
+		}
+		else
+		{
+			MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+			MinimalTuple tuple = ExecCopySlotMinimalTuple(slot);
+
+			MemoryContextSwitchTo(old);
+			state->tuples[state->ntuples++] = tuple;
+			state->mem_used += GetMemoryChunkSpace(tuple);
+		}
+		if (timing)
+		{
+			instr_time	now;
+
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, start);
+			state->extract_ms += INSTR_TIME_GET_MILLISEC(now);
+		}
+		if (state->mem_used > limit || state->ntuples == (int64) PG_UINT32_MAX)
+			switch_to_tuplesort(state);
+	}
+}
+
+/* Stable argsort of n words of width bits (32 or 64) into perm. */
+static void
+argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32 *perm)
+{
+	GpusortJob	job;
+
+	memset(&job, 0, sizeof(job));
+	job.type = bits == 32 ? GS_INT4 : GS_INT8;
+	job.n = (size_t) n;
+	job.descending = false;
+	job.source = words;
+	job.perm = perm;
+	gpusort_run(&job);
+	if (gpusort_last.valid)
+		state->device = gpusort_last.device;
+}
+
+/* A new array of n elements of size width, element i = array[perm[i]]; frees array. */
+static void *
+permute_array(void *array, int width, const uint32 *perm, int64 n)
+{
+	char	   *sorted = palloc_extended((Size) width * Max(n, 1), MCXT_ALLOC_HUGE);
+
+	if (width == 8)
+	{
+		uint64	   *to = (uint64 *) sorted;
+		const uint64 *from = (const uint64 *) array;
+
+		for (int64 i = 0; i < n; i++)
+			to[i] = from[perm[i]];
+	}
+	else
+	{
+		for (int64 i = 0; i < n; i++)
+			memcpy(sorted + i * width, (char *) array + (Size) perm[i] * width, width);
+	}
+	pfree(array);
+	return sorted;
+}
+
+/*
+ * Packs each row's keys into one word, first key highest, and argsorts the
+ * words.  The library orders signed integers: flipping the top bit makes
+ * their order the words' unsigned order.
+ */
+static void
+sort_in_memory(SortNodeState *state)
+{
+	int64		n = state->ntuples;
+	int			shift[SORT_NODE_MAX_BITS / 17 + 1];
+	int			bits = 0;
+	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+
+	/* field offsets from the last key up: the value, then a NULL bit if any */
+	for (int k = state->nkeys - 1; k >= 0; k--)
+	{
+		shift[k] = bits;
+		bits += state->keys[k].width + (state->nulls[k] ? 1 : 0);
+	}
+	state->key_bits = bits;
+	state->perm = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
+
+	if (bits <= 64)
+	{
+		uint64	   *words = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+		uint32	   *words32 = (uint32 *) words;
+
+		for (int64 i = 0; i < n; i++)
+		{
+			uint64		w = 0;
+
+			for (int k = 0; k < state->nkeys; k++)
+			{
+				uint64		v = state->values[k][i];
+
+				if (state->nulls[k])
+				{
+					bool		isnull = state->nulls[k][i];
+					uint64		flag = isnull != state->keys[k].nulls_first;
+
+					v |= flag << state->keys[k].width;
+				}
+				w |= v << shift[k];
+			}
+			if (bits <= 32)
+				words32[i] = (uint32) w ^ UINT32_C(0x80000000);
+			else
+				words[i] = w ^ UINT64_C(0x8000000000000000);
+		}
+		for (int k = 0; k < state->nkeys; k++)
+			pfree(state->values[k]);
+		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm);
+		pfree(words);
+	}
+	else
+	{
+		uint64	   *low = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+		uint64	   *high = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+		uint32	   *first = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
+
+		for (int64 i = 0; i < n; i++)
+		{
+			uint128		w = 0;
+
+			for (int k = 0; k < state->nkeys; k++)
+			{
+				uint128		v = state->values[k][i];
+
+				if (state->nulls[k])
+				{
+					bool		isnull = state->nulls[k][i];
+					uint128		flag = isnull != state->keys[k].nulls_first;
+
+					v |= flag << state->keys[k].width;
+				}
+				w |= v << shift[k];
+			}
+			low[i] = (uint64) w ^ UINT64_C(0x8000000000000000);
+			high[i] = (uint64) (w >> 64);
+		}
+		for (int k = 0; k < state->nkeys; k++)
+			pfree(state->values[k]);
+		argsort_words(state, low, n, 64, first);
+		/* the high words in the low words' order, then a stable sort of those */
+		for (int64 i = 0; i < n; i++)
+			low[i] = high[first[i]] ^ UINT64_C(0x8000000000000000);
+		argsort_words(state, low, n, 64, state->perm);
+		for (int64 i = 0; i < n; i++)
+			state->perm[i] = first[state->perm[i]];
+		pfree(low);
+		pfree(high);
+		pfree(first);
+	}
+	state->values = NULL;
+
+	/*
+	 * The rows in sorted order (the tuple pointers, or each column): emitting
+	 * then reads arrays in order, where following perm would add a cache miss
+	 * a row; this loop's misses overlap.
+	 */
+	if (state->columnar)
+	{
+		for (int c = 0; c < state->ncols; c++)
+		{
+			state->cols[c] = permute_array(state->cols[c], sizeof(Datum), state->perm, n);
+			if (state->colnulls[c])
+				state->colnulls[c] = permute_array(state->colnulls[c], sizeof(bool), state->perm, n);
+		}
+	}
+	else
+		state->tuples = permute_array(state->tuples, sizeof(MinimalTuple), state->perm, n);
+	pfree(state->perm);
+	state->perm = NULL;
+	MemoryContextSwitchTo(old);
+}
+
+static void
+do_sort(SortNodeState *state)
+{
+	instr_time	start;
+	instr_time	now;
+
+	read_input(state);
+	INSTR_TIME_SET_CURRENT(start);
+	if (state->tuplesort)
+		tuplesort_performsort(state->tuplesort);
+	else if (state->ntuples > 0)
+		sort_in_memory(state);
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	state->sort_ms = INSTR_TIME_GET_MILLISEC(now);
+	state->current = 0;
+	state->eof_reached = false;
+	state->sort_done = true;
+}
+
+#define SORT_NODE_PREFETCH 8
+#if defined(__GNUC__) || defined(__clang__)
+#define prefetch_tuple(p) __builtin_prefetch(p)
+#else
+#define prefetch_tuple(p) ((void) 0)
+#endif
+
+/*
+ * The next row in direction forward, following tuplesort's in-memory rules,
+ * or -1 at either end.
+ */
+static int64
+next_row(SortNodeState *state, bool forward)
+{
+	if (forward)
+	{
+		if (state->current < state->ntuples)
+		{
+			/* the tuple a few calls ahead, so that its miss overlaps this one's work */
+			if (!state->columnar && state->current + SORT_NODE_PREFETCH < state->ntuples)
+				prefetch_tuple(state->tuples[state->current + SORT_NODE_PREFETCH]);
+			return state->current++;
+		}
+		state->eof_reached = true;
+		return -1;
+	}
+	if (state->current <= 0)
+		return -1;
+	/* past the end: the last tuple; else the one before the last returned */
+	if (state->eof_reached)
+		state->eof_reached = false;
+	else
+	{
+		state->current--;
+		if (state->current <= 0)
+			return -1;
+	}
+	return state->current - 1;
+}
+
+static TupleTableSlot *
+exec_sort(CustomScanState *node)
+{
+	SortNodeState *state = (SortNodeState *) node;
+	bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
+	TupleTableSlot *slot = state->out_slot;
+	bool		timing = (node->ss.ps.instrument != NULL);
+	instr_time	start;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!state->sort_done)
+		do_sort(state);
+
+	if (timing)
+		INSTR_TIME_SET_CURRENT(start);
+	if (state->tuplesort)
+	{
+		if (!tuplesort_gettupleslot(state->tuplesort, forward, false, state->sorted_slot, NULL))
+			ExecClearTuple(slot);
+		else if (slot != state->sorted_slot)
+			ExecCopySlot(slot, state->sorted_slot);
+	}
+	else
+	{
+		int64		row = next_row(state, forward);
+
+		if (row < 0)
+			ExecClearTuple(slot);
+		else if (state->columnar)
+			store_columns(state, row, slot);
+		else
+			ExecStoreMinimalTuple(state->tuples[row], slot, false);
+	}
+	if (timing)
+	{
+		instr_time	now;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		state->emit_ms += INSTR_TIME_GET_MILLISEC(now);
+	}
+
+	if (!TupIsNull(slot) && node->ss.ps.ps_ProjInfo)
+	{
+		ExprContext *econtext = node->ss.ps.ps_ExprContext;
+
+		/* the projection was built for the (virtual) scan slot */
+		if (slot != node->ss.ss_ScanTupleSlot)
+			slot = ExecCopySlot(node->ss.ss_ScanTupleSlot, slot);
+		ResetExprContext(econtext);
+		econtext->ecxt_scantuple = slot;
+		return ExecProject(node->ss.ps.ps_ProjInfo);
+	}
+	return slot;
+}
+
+static void
+end_sort(CustomScanState *node)
+{
+	SortNodeState *state = (SortNodeState *) node;
+
+	reset_sort(state);
+	MemoryContextDelete(state->tuple_context);
+	ExecEndNode(outerPlanState(node));
+}
+
+static void
+rescan_sort(CustomScanState *node)
+{
+	SortNodeState *state = (SortNodeState *) node;
+	PlanState  *child = outerPlanState(node);
+
+	if (!state->sort_done)
+		return;
+	ExecClearTuple(state->sorted_slot);
+	ExecClearTuple(state->out_slot);
+
+	/*
+	 * The sorted rows stay unless the child's parameters changed; a tuplesort
+	 * can rewind only when it was begun for random access.
+	 */
+	if (child->chgParam != NULL || (state->tuplesort && !state->random_access))
+	{
+		reset_sort(state);
+		if (child->chgParam == NULL)
+			ExecReScan(child);
+	}
+	else if (state->tuplesort)
+		tuplesort_rescan(state->tuplesort);
+	else
+	{
+		state->current = 0;
+		state->eof_reached = false;
+	}
+}
+
+static void
+mark_sort(CustomScanState *node)
+{
+	SortNodeState *state = (SortNodeState *) node;
+
+	if (!state->sort_done)
+		return;
+	if (state->tuplesort)
+		tuplesort_markpos(state->tuplesort);
+	else
+	{
+		state->mark_current = state->current;
+		state->mark_eof = state->eof_reached;
+	}
+}
+
+static void
+restore_sort(CustomScanState *node)
+{
+	SortNodeState *state = (SortNodeState *) node;
+
+	if (!state->sort_done)
+		return;
+	if (state->tuplesort)
+		tuplesort_restorepos(state->tuplesort);
+	else
+	{
+		state->current = state->mark_current;
+		state->eof_reached = state->mark_eof;
+	}
+}
+
+/* "Sort Key: x, f DESC", then with ANALYZE where and how it sorted. */
+static void
+explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	SortNodeState *state = (SortNodeState *) node;
+	Plan	   *plan = node->ss.ps.plan;
+	List	   *context;
+	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+	List	   *result = NIL;
+
+	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+	for (int k = 0; k < state->nkeys; k++)
+	{
+		SortKeyInfo *key = &state->keys[k];
+		TargetEntry *tle = get_tle_by_resno(plan->targetlist, key->column);
+		StringInfoData buf;
+
+		if (tle == NULL)
+			elog(ERROR, "no target list entry for sort key %d", key->column);
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, deparse_expression((Node *) tle->expr, context,
+														useprefix, true));
+		if (key->descending)
+			appendStringInfoString(&buf, " DESC");
+		if (key->nulls_first != key->descending)
+			appendStringInfoString(&buf, key->nulls_first ? " NULLS FIRST" : " NULLS LAST");
+		result = lappend(result, buf.data);
+	}
+	ExplainPropertyList("Sort Key", result, es);
+
+	if (!es->analyze || !state->sort_done)
+		return;
+	if (state->tuplesort)
+	{
+		TuplesortInstrumentation stats;
+
+		tuplesort_get_stats(state->tuplesort, &stats);
+		ExplainPropertyText("Sort Device", "tuplesort (past work_mem)", es);
+		ExplainPropertyText("Sort Method", tuplesort_method_name(stats.sortMethod), es);
+		ExplainPropertyInteger("Sort Space Used", "kB", stats.spaceUsed, es);
+		ExplainPropertyText("Sort Space Type", tuplesort_space_type_name(stats.spaceType), es);
+	}
+	else
+	{
+		char		device[32];
+
+		if (state->device < 0)
+			snprintf(device, sizeof(device), "cpu");
+		else
+			snprintf(device, sizeof(device), "gpu %d", state->device);
+		ExplainPropertyText("Sort Device", device, es);
+		ExplainPropertyInteger("Sort Rows", NULL, state->ntuples, es);
+		ExplainPropertyInteger("Sort Key Bits", NULL, state->key_bits, es);
+		ExplainPropertyInteger("Sort Memory", "kB", (state->mem_used + 1023) / 1024, es);
+	}
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Extract Time", "ms", state->extract_ms, 3, es);
+		ExplainPropertyFloat("Sort Time", "ms", state->sort_ms, 3, es);
+		ExplainPropertyFloat("Emit Time", "ms", state->emit_ms, 3, es);
+	}
+}
+
+void
+gpusort_sort_node_init(void)
+{
+	DefineCustomBoolVariable("gpusort.enable_sort",
+							 "Enables gpusort's sort node.",
+							 "The planner then offers it in place of Sort for ORDER BY on "
+							 "smallint, integer, bigint, real, double precision, date, "
+							 "timestamp and timestamptz keys.",
+							 &gpusort_enable_sort,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	RegisterCustomScanMethods(&sort_scan_methods);
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = sort_node_upper_paths;
+}
