@@ -340,9 +340,10 @@ typedef struct gs_stream_job
 	gs_type		type;
 	gs_algorithm algorithm;
 	size_t		n;				/* keys in the input stream, > 1 */
+	size_t		limit;			/* 0: the output holds all n; else only the first limit */
 	bool		descending;
-	bool		want_keys;		/* the output stream holds the n sorted keys */
-	bool		want_perm;		/* ... then the n uint32 0-based positions (stable) */
+	bool		want_keys;		/* the output stream holds the sorted keys */
+	bool		want_perm;		/* ... then their uint32 0-based positions (stable) */
 	size_t		max_device_bytes;	/* 0: no limit */
 } gs_stream_job;
 

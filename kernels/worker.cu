@@ -202,6 +202,7 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 				outs;
 	char	   *base = NULL;
 	size_t		w_bytes,
+				out_n,
 				total,
 				chunks,
 				i;
@@ -298,17 +299,18 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	GS_W_CHECK(cudaEventElapsedTime(&sort_ms, w->timing[0], w->timing[1]), "could not time the sort");
 	rep.sort_ms = sort_ms;
 
-	/* Copy out: the keys, then the positions, as one stream. */
+	/* Copy out: the keys, then the positions, as one stream; a limit cuts both. */
+	out_n = (job->limit > 0 && job->limit < job->n) ? job->limit : job->n;
 	outs.count = 0;
 	if (job->want_keys)
 	{
 		outs.ptr[outs.count] = (char *) a.keys[a.result_selector];
-		outs.bytes[outs.count++] = job->n * w_bytes;
+		outs.bytes[outs.count++] = out_n * w_bytes;
 	}
 	if (job->want_perm)
 	{
 		outs.ptr[outs.count] = (char *) a.values[a.result_selector];
-		outs.bytes[outs.count++] = job->n * sizeof(uint32_t);
+		outs.bytes[outs.count++] = out_n * sizeof(uint32_t);
 	}
 	total = outs.bytes[0] + (outs.count > 1 ? outs.bytes[1] : 0);
 	chunks = (total + io->chunk_bytes - 1) / io->chunk_bytes;

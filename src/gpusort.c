@@ -523,7 +523,7 @@ run_server(const GpusortJob *job, bool *touched)
 
 		INSTR_TIME_SET_CURRENT(start);
 		if (argsort || job->source != NULL)
-			input = job->source;
+			input = job->source;	/* always so for a limited job */
 		else
 		{
 			fill_dest(job, attempt);
@@ -672,12 +672,6 @@ gpusort_run(const GpusortJob *job_in)
 	}
 	if (job->limit > 0 && job->source == NULL)
 		elog(ERROR, "a sort of the first %zu elements needs its source", job->limit);
-
-	if (gpusort_server_mode && job->limit > 0)
-	{
-		run_full_then_cut(job);
-		return;
-	}
 
 	if (gpusort_server_mode)
 	{

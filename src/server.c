@@ -190,6 +190,7 @@ run_job(Worker *w, int slot_index, uint64 seq)
 	job.type = slot->type;
 	job.algorithm = slot->algorithm;
 	job.n = slot->n;
+	job.limit = slot->limit;
 	job.descending = slot->descending;
 	job.want_keys = slot->want_keys;
 	job.want_perm = slot->want_perm;

@@ -63,6 +63,7 @@ typedef struct GpusortJobSlot
 	gs_type		type;
 	gs_algorithm algorithm;
 	uint64		n;
+	uint64		limit;			/* 0: all n in the output, else the first limit */
 	bool		descending;
 	bool		want_keys;
 	bool		want_perm;

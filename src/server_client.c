@@ -411,7 +411,8 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	bool		argsort = (job->perm != NULL);
 	Size		w = gs_type_size(job->type);
 	Size		in_bytes = job->n * w;
-	Size		out_bytes = argsort ? job->n * sizeof(uint32) : in_bytes;
+	size_t		out_n = job->limit > 0 && job->limit < job->n ? job->limit : job->n;
+	Size		out_bytes = out_n * (argsort ? sizeof(uint32) : w);
 	char	   *out = argsort ? (char *) job->perm : (char *) job->dest;
 	uint64		in_chunks = gpusort_chunks(in_bytes);
 	uint64		out_chunks = gpusort_chunks(out_bytes);
@@ -448,6 +449,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	slot->type = job->type;
 	slot->algorithm = (gs_algorithm) gpusort_algorithm;
 	slot->n = job->n;
+	slot->limit = out_n < job->n ? out_n : 0;
 	slot->descending = job->descending;
 	slot->want_keys = !argsort;
 	slot->want_perm = argsort;

@@ -3,8 +3,9 @@
  * run) against the CPU sort, bit for bit: every type, both directions, keys
  * and argsort, sizes around the chunk and ring boundaries (input and output
  * streams of one chunk, several, and more than the ring holds), several
- * threads each with its own worker at once, a job withdrawn mid-stream, and
- * the device memory given back after each job.  The ring is plain memory
+ * threads each with its own worker at once, jobs that want only the first
+ * part of the order (a limit), a job withdrawn mid-stream, and the device
+ * memory given back after each job.  The ring is plain memory
  * pinned with gs_host_pin; the callbacks play the backend's part.  TAP; skips
  * everything when there is no CUDA device.
  *
@@ -156,6 +157,7 @@ run_thread(void *arg)
 				gs_stream_io io;
 				side		s;
 				gs_run_report rep;
+				size_t		limit;
 
 				gs_fill(type, dist, in, n, 1000 + tc->index * 97 + si);
 				if (gs_cpu_argsort(type, in, n, desc, ref_perm, ref_keys, scratch, NULL, NULL, &err) != GS_OK)
@@ -165,7 +167,8 @@ run_thread(void *arg)
 				s.input = in;
 				s.in_bytes = n * wb;
 				s.output = out;
-				s.out_bytes = argsort ? n * 4 : n * wb;
+				limit = (si % 3 == 2) ? n / 3 + 1 : 0;
+				s.out_bytes = (limit ? limit : n) * (argsort ? 4 : wb);
 				memset(out, 0xA5, s.out_bytes);		/* poison */
 				s.ring = ring;
 				s.chunk = chunk;
@@ -177,6 +180,7 @@ run_thread(void *arg)
 				job.type = type;
 				job.algorithm = GS_ALGO_AUTO;
 				job.n = n;
+				job.limit = limit;
 				job.descending = desc;
 				job.want_keys = !argsort;
 				job.want_perm = argsort;
@@ -198,8 +202,8 @@ run_thread(void *arg)
 				else if (!s.order_ok)
 					note_failure(tc, "%s n=%zu: callbacks out of order", gs_type_name(type), n);
 				else if (memcmp(out, argsort ? (char *) ref_perm : ref_keys, s.out_bytes) != 0)
-					note_failure(tc, "%s n=%zu %s %s: differs from the CPU sort",
-								 gs_type_name(type), n, desc ? "desc" : "asc", argsort ? "argsort" : "keys");
+					note_failure(tc, "%s n=%zu limit=%zu %s %s: differs from the CPU sort",
+								 gs_type_name(type), n, limit, desc ? "desc" : "asc", argsort ? "argsort" : "keys");
 				else if (gs_worker_device_bytes(w) != 0)
 					note_failure(tc, "device memory held after the job");
 
