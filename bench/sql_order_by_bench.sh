@@ -155,9 +155,10 @@ lines() { grep "^$1|" "$raw" | cut -d'|' -f2- || true; }
 	rule+=" --- |"
 	echo "$header"
 	echo "$rule"
-	lines row | cut -d'|' -f1,2 | uniq | grep -v '|scan$' | while IFS='|' read -r n query; do
-		get() { lines "row|$n|$query|$1" | cut -d'|' -f"$2"; }
-		scan=$(lines "row|$n|scan|scan" | cut -d'|' -f1)
+	# raw rows: row|n|query|method|ms|plan; lines strips the first field
+	lines row | cut -d'|' -f1,2 | grep -v '|scan$' | sort -t'|' -k1,1n -k2,2 -u | while IFS='|' read -r n query; do
+		get() { lines row | awk -F'|' -v n="$n" -v q="$query" -v m="$1" -v f="$2" '$1 == n && $2 == q && $3 == m { print $(f + 3); exit }'; }
+		scan=$(get_scan() { lines row | awk -F'|' -v n="$n" '$1 == n && $2 == "scan" { print $4; exit }'; }; get_scan)
 		sort_ms=$(get sort 1)
 		line="| $n | $query | $scan | $sort_ms |"
 		plans="$(get sort 2)"
