@@ -97,10 +97,25 @@ relay(RelayKind kind, int worker, int slot, uint64 seq, gs_status status)
 	m.slot = slot;
 	m.seq = seq;
 	m.status = status;
-	/* a pipe write of a few bytes is atomic; retry only on a signal */
-	do
+	/*
+	 * A pipe write of a few bytes is atomic.  The pipe is non-blocking: when
+	 * it is full the main thread is busy, so wait a little, but give up once
+	 * the server stops (its exit joins this thread and reads no more).
+	 */
+	for (;;)
+	{
 		r = write(relay_pipe[1], &m, sizeof(m));
-	while (r < 0 && errno == EINTR);
+		if (r == sizeof(m) || threads_stop)
+			break;
+		if (r < 0 && errno != EINTR && errno != EAGAIN)
+			break;
+		if (r < 0 && errno == EAGAIN)
+		{
+			struct timespec ts = {0, 20000};
+
+			nanosleep(&ts, NULL);
+		}
+	}
 }
 
 typedef struct StreamArg
@@ -623,7 +638,8 @@ start_devices(void)
 		return false;
 	}
 
-	if (pipe(relay_pipe) != 0 || fcntl(relay_pipe[0], F_SETFL, O_NONBLOCK) != 0)
+	if (pipe(relay_pipe) != 0 || fcntl(relay_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
+		fcntl(relay_pipe[1], F_SETFL, O_NONBLOCK) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("gpusort server: could not create a pipe: %m")));
