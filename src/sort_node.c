@@ -627,61 +627,108 @@ switch_to_tuplesort(SortNodeState *state)
 	state->capacity = 0;
 }
 
-/* Room for at least one more row in the row arrays. */
+/* Bytes of the row arrays a row takes, and later the packed keys and the permutation. */
+static Size
+row_array_bytes(SortNodeState *state)
+{
+	return (state->columnar ? sizeof(Datum) * state->ncols : sizeof(MinimalTuple)) +
+		sizeof(uint64) * state->nkeys + 16 + sizeof(uint32);
+}
+
+/*
+ * A row array in the node's memory: huge-page advised and mapped up front
+ * (gpusort_alloc_large), since first touches of fresh 4 KiB pages would cost
+ * more than the sort.
+ */
+static void *
+alloc_rows(SortNodeState *state, Size bytes)
+{
+	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+	void	   *p = gpusort_alloc_large(Max(bytes, 64));
+
+	MemoryContextSwitchTo(old);
+	return p;
+}
+
+/* array (old_bytes used) moved into a new row array of new_bytes, the rest zeroed when zero */
+static void *
+grow_array(SortNodeState *state, void *array, Size old_bytes, Size new_bytes, bool zero)
+{
+	char	   *p = alloc_rows(state, new_bytes);
+
+	memcpy(p, array, old_bytes);
+	if (zero)
+		memset(p + old_bytes, 0, new_bytes - old_bytes);
+	pfree(array);
+	return p;
+}
+
+/*
+ * Room for at least one more row in the row arrays: first for the planner's
+ * estimate of the rows (as many as work_mem holds at most), then doubling.
+ */
 static void
 grow_rows(SortNodeState *state)
 {
-	int64		capacity = state->capacity == 0 ? 1024 : state->capacity * 2;
-	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+	int64		capacity;
+	int64		old = state->capacity;
 
-	if (state->capacity == 0)
+	if (old == 0)
 	{
+		double		estimate = state->css.ss.ps.plan->plan_rows;
+		double		fits = (double) work_mem * 1024 / row_array_bytes(state);
+
+		capacity = (int64) Max(Min(estimate, fits), 1024);
+		state->values = MemoryContextAllocZero(state->tuple_context, sizeof(uint64 *) * state->nkeys);
+		state->nulls = MemoryContextAllocZero(state->tuple_context, sizeof(uint8 *) * state->nkeys);
 		if (state->columnar)
 		{
-			state->cols = palloc0(sizeof(Datum *) * state->ncols);
-			state->colnulls = palloc0(sizeof(bool *) * state->ncols);
+			state->cols = MemoryContextAllocZero(state->tuple_context, sizeof(Datum *) * state->ncols);
+			state->colnulls = MemoryContextAllocZero(state->tuple_context, sizeof(bool *) * state->ncols);
 			for (int c = 0; c < state->ncols; c++)
-				state->cols[c] = palloc_extended(sizeof(Datum) * capacity, MCXT_ALLOC_HUGE);
+				state->cols[c] = alloc_rows(state, sizeof(Datum) * capacity);
 		}
 		else
-			state->tuples = palloc_extended(sizeof(MinimalTuple) * capacity, MCXT_ALLOC_HUGE);
-		state->values = palloc0(sizeof(uint64 *) * state->nkeys);
-		state->nulls = palloc0(sizeof(uint8 *) * state->nkeys);
+			state->tuples = alloc_rows(state, sizeof(MinimalTuple) * capacity);
 		for (int k = 0; k < state->nkeys; k++)
-			state->values[k] = palloc_extended(sizeof(uint64) * capacity, MCXT_ALLOC_HUGE);
+			state->values[k] = alloc_rows(state, sizeof(uint64) * capacity);
 	}
 	else
 	{
+		capacity = old * 2;
 		if (state->columnar)
 		{
 			for (int c = 0; c < state->ncols; c++)
 			{
-				state->cols[c] = repalloc_huge(state->cols[c], sizeof(Datum) * capacity);
+				state->cols[c] = grow_array(state, state->cols[c], sizeof(Datum) * old,
+											sizeof(Datum) * capacity, false);
 				if (state->colnulls[c])
-				{
-					state->colnulls[c] = repalloc_huge(state->colnulls[c], capacity);
-					memset(state->colnulls[c] + state->capacity, 0, capacity - state->capacity);
-				}
+					state->colnulls[c] = grow_array(state, state->colnulls[c], old, capacity, true);
 			}
 		}
 		else
-			state->tuples = repalloc_huge(state->tuples, sizeof(MinimalTuple) * capacity);
+			state->tuples = grow_array(state, state->tuples, sizeof(MinimalTuple) * old,
+									   sizeof(MinimalTuple) * capacity, false);
 		for (int k = 0; k < state->nkeys; k++)
 		{
-			state->values[k] = repalloc_huge(state->values[k], sizeof(uint64) * capacity);
+			state->values[k] = grow_array(state, state->values[k], sizeof(uint64) * old,
+										  sizeof(uint64) * capacity, false);
 			if (state->nulls[k])
-			{
-				state->nulls[k] = repalloc_huge(state->nulls[k], capacity);
-				memset(state->nulls[k] + state->capacity, 0, capacity - state->capacity);
-			}
+				state->nulls[k] = grow_array(state, state->nulls[k], old, capacity, true);
 		}
 	}
-	/* the arrays, and later the packed keys and the permutation (16 + 4 bytes) */
-	state->mem_used += (capacity - state->capacity) *
-		((state->columnar ? sizeof(Datum) * state->ncols : sizeof(MinimalTuple)) +
-		 8 * state->nkeys + 20);
+	state->mem_used += (capacity - old) * row_array_bytes(state);
 	state->capacity = capacity;
-	MemoryContextSwitchTo(old);
+}
+
+/* A zeroed NULL-flag array for the row arrays' capacity, at a column's first NULL. */
+static uint8 *
+alloc_null_flags(SortNodeState *state)
+{
+	uint8	   *flags = alloc_rows(state, state->capacity);
+
+	memset(flags, 0, state->capacity);
+	return flags;
 }
 
 /* Reads the child: into memory, or into a tuplesort once past work_mem. */
@@ -717,9 +764,7 @@ read_input(SortNodeState *state)
 			if (isnull)
 			{
 				if (state->nulls[k] == NULL)
-					state->nulls[k] = MemoryContextAllocExtended(state->tuple_context,
-																 state->capacity,
-																 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+					state->nulls[k] = alloc_null_flags(state);
 				state->nulls[k][state->ntuples] = 1;
 				state->values[k][state->ntuples] = 0;
 			}
@@ -735,9 +780,7 @@ read_input(SortNodeState *state)
 				if (slot->tts_isnull[c])
 				{
 					if (state->colnulls[c] == NULL)
-						state->colnulls[c] = MemoryContextAllocExtended(state->tuple_context,
-																		state->capacity,
-																		MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+						state->colnulls[c] = (bool *) alloc_null_flags(state);
 					state->colnulls[c][state->ntuples] = true;
 				}
 			}
@@ -786,7 +829,7 @@ argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32
 static void *
 permute_array(void *array, int width, const uint32 *perm, int64 n)
 {
-	char	   *sorted = palloc_extended((Size) width * Max(n, 1), MCXT_ALLOC_HUGE);
+	char	   *sorted = gpusort_alloc_large((Size) width * Max(n, 1));
 
 	if (width == 8)
 	{
@@ -825,12 +868,14 @@ sort_in_memory(SortNodeState *state)
 		bits += state->keys[k].width + (state->nulls[k] ? 1 : 0);
 	}
 	state->key_bits = bits;
-	state->perm = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
+	state->perm = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
 
 	if (bits <= 64)
 	{
-		uint64	   *words = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+		/* 4 bytes a row for keys of up to 32 bits, else 8 */
+		void	   *words = gpusort_alloc_large((bits <= 32 ? sizeof(uint32) : sizeof(uint64)) * Max(n, 1));
 		uint32	   *words32 = (uint32 *) words;
+		uint64	   *words64 = (uint64 *) words;
 
 		for (int64 i = 0; i < n; i++)
 		{
@@ -852,7 +897,7 @@ sort_in_memory(SortNodeState *state)
 			if (bits <= 32)
 				words32[i] = (uint32) w ^ UINT32_C(0x80000000);
 			else
-				words[i] = w ^ UINT64_C(0x8000000000000000);
+				words64[i] = w ^ UINT64_C(0x8000000000000000);
 		}
 		for (int k = 0; k < state->nkeys; k++)
 			pfree(state->values[k]);
@@ -861,9 +906,9 @@ sort_in_memory(SortNodeState *state)
 	}
 	else
 	{
-		uint64	   *low = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
-		uint64	   *high = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
-		uint32	   *first = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
+		uint64	   *low = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
+		uint64	   *high = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
+		uint32	   *first = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
 
 		for (int64 i = 0; i < n; i++)
 		{
