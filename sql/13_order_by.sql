@@ -129,14 +129,15 @@ BEGIN
 END $$;
 SELECT ob_explain('SELECT * FROM ob ORDER BY i4');
 SELECT ob_explain('SELECT id FROM ob ORDER BY i8, f4');
-SET work_mem = 64;
-SELECT ob_explain('SELECT * FROM ob ORDER BY i4');
-SET work_mem = '64MB';
-
--- past work_mem the rows go to a tuplesort with the same keys
-SET work_mem = 64;
-SELECT o, ob_check(format('SELECT * FROM ob ORDER BY %s', o), '')
+-- past work_mem the rows go to a tuplesort with the same keys: a planner
+-- that expects them to fit (ob_rows says 8,000 rows) but they do not
+CREATE FUNCTION ob_rows() RETURNS SETOF ob LANGUAGE sql ROWS 8000 AS 'SELECT * FROM ob';
+SET work_mem = '2MB';
+SELECT ob_explain('SELECT * FROM ob_rows() ORDER BY i4');
+SELECT o, ob_check(format('SELECT * FROM ob_rows() ORDER BY %s', o), '')
 FROM unnest(ARRAY['i4, id', 'f8 DESC, id', 'd NULLS FIRST, f4 DESC, id']) o;
+-- where the planner expects them not to fit, Sort
+SELECT ob_check('SELECT * FROM ob ORDER BY i4');
 SET work_mem = '64MB';
 
 -- SCROLL cursors: a walk back and forth gives the same rows as under Sort
@@ -224,4 +225,5 @@ DROP FUNCTION ob_walk_same(text);
 DROP FUNCTION ob_walk(text);
 DROP FUNCTION ob_explain(text);
 DROP FUNCTION ob_check(text, text);
+DROP FUNCTION ob_rows();
 DROP TABLE ob;

@@ -332,6 +332,21 @@ make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys
 	return cpath;
 }
 
+/*
+ * Whether the planner expects subpath's rows to fit in work_mem in the node
+ * (a tuple and its pointer, the keys, the packed key and the permutation a
+ * row).  Where they do not, Sort's external merge is what runs either way:
+ * the node is not offered, and an underestimate is handled at run time.
+ */
+static bool
+fits_in_work_mem(Path *subpath, int nkeys)
+{
+	double		row_bytes = MAXALIGN(subpath->pathtarget->width) + MAXALIGN(SizeofMinimalTupleHeader) +
+		sizeof(MinimalTuple) + sizeof(uint64) * nkeys + 16 + sizeof(uint32);
+
+	return subpath->rows * row_bytes <= (double) work_mem * 1024;
+}
+
 static void
 sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
@@ -357,6 +372,7 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 
 	input_path = input_rel->cheapest_total_path;
 	if (!pathkeys_contained_in(pathkeys, input_path->pathkeys) &&
+		fits_in_work_mem(input_path, list_length(pathkeys)) &&
 		match_sort_keys(pathkeys, input_path->pathtarget, &private))
 	{
 		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private);
@@ -374,6 +390,7 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		Path	   *path;
 
 		if (pathkeys_contained_in(pathkeys, partial->pathkeys) ||
+			!fits_in_work_mem(partial, list_length(pathkeys)) ||
 			!match_sort_keys(pathkeys, partial->pathtarget, &private))
 			return;
 		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private);
