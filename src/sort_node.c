@@ -866,6 +866,31 @@ permute_array(void *array, int width, const uint32 *perm, int64 n)
 }
 
 /*
+ * Row i's keys in one word: each key's value at its shift, with its NULL bit
+ * above it where the key had NULLs (1 for a NULL under NULLS LAST, for a
+ * value under NULLS FIRST).
+ */
+static inline uint128
+packed_key(SortNodeState *state, const int *shift, int64 i)
+{
+	uint128		w = 0;
+
+	for (int k = 0; k < state->nkeys; k++)
+	{
+		uint128		v = state->values[k][i];
+
+		if (state->nulls[k])
+		{
+			uint128		flag = (state->nulls[k][i] != 0) != state->keys[k].nulls_first;
+
+			v |= flag << state->keys[k].width;
+		}
+		w |= v << shift[k];
+	}
+	return w;
+}
+
+/*
  * Packs each row's keys into one word, first key highest, and argsorts the
  * words.  The library orders signed integers: flipping the top bit makes
  * their order the words' unsigned order.
@@ -896,21 +921,8 @@ sort_in_memory(SortNodeState *state)
 
 		for (int64 i = 0; i < n; i++)
 		{
-			uint64		w = 0;
+			uint64		w = (uint64) packed_key(state, shift, i);
 
-			for (int k = 0; k < state->nkeys; k++)
-			{
-				uint64		v = state->values[k][i];
-
-				if (state->nulls[k])
-				{
-					bool		isnull = state->nulls[k][i];
-					uint64		flag = isnull != state->keys[k].nulls_first;
-
-					v |= flag << state->keys[k].width;
-				}
-				w |= v << shift[k];
-			}
 			if (bits <= 32)
 				words32[i] = (uint32) w ^ UINT32_C(0x80000000);
 			else
@@ -929,21 +941,8 @@ sort_in_memory(SortNodeState *state)
 
 		for (int64 i = 0; i < n; i++)
 		{
-			uint128		w = 0;
+			uint128		w = packed_key(state, shift, i);
 
-			for (int k = 0; k < state->nkeys; k++)
-			{
-				uint128		v = state->values[k][i];
-
-				if (state->nulls[k])
-				{
-					bool		isnull = state->nulls[k][i];
-					uint128		flag = isnull != state->keys[k].nulls_first;
-
-					v |= flag << state->keys[k].width;
-				}
-				w |= v << shift[k];
-			}
 			low[i] = (uint64) w ^ UINT64_C(0x8000000000000000);
 			high[i] = (uint64) (w >> 64);
 		}
@@ -1139,15 +1138,23 @@ rescan_sort(CustomScanState *node)
 	}
 }
 
+/* Marks the current position (restore false), or goes back to the mark. */
 static void
-mark_sort(CustomScanState *node)
+mark_or_restore(CustomScanState *node, bool restore)
 {
 	SortNodeState *state = (SortNodeState *) node;
 
 	if (!state->sort_done)
 		return;
-	if (state->tuplesort)
+	if (state->tuplesort && restore)
+		tuplesort_restorepos(state->tuplesort);
+	else if (state->tuplesort)
 		tuplesort_markpos(state->tuplesort);
+	else if (restore)
+	{
+		state->current = state->mark_current;
+		state->eof_reached = state->mark_eof;
+	}
 	else
 	{
 		state->mark_current = state->current;
@@ -1156,19 +1163,15 @@ mark_sort(CustomScanState *node)
 }
 
 static void
+mark_sort(CustomScanState *node)
+{
+	mark_or_restore(node, false);
+}
+
+static void
 restore_sort(CustomScanState *node)
 {
-	SortNodeState *state = (SortNodeState *) node;
-
-	if (!state->sort_done)
-		return;
-	if (state->tuplesort)
-		tuplesort_restorepos(state->tuplesort);
-	else
-	{
-		state->current = state->mark_current;
-		state->eof_reached = state->mark_eof;
-	}
+	mark_or_restore(node, true);
 }
 
 /* "Sort Key: x, f DESC", then with ANALYZE where and how it sorted. */
