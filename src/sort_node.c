@@ -842,11 +842,23 @@ argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32
 		state->device = gpusort_last.device;
 }
 
-/* A new array of n elements of size width, element i = array[perm[i]]; frees array. */
+/*
+ * The n elements of size width of array (array_bytes long) in perm's order:
+ * into *spare when it is large enough, which array then becomes, else into a
+ * new array, array freed.  Reusing the buffers the sort is done with saves
+ * mapping (and the kernel zeroing) fresh memory of the arrays' size.
+ */
 static void *
-permute_array(void *array, int width, const uint32 *perm, int64 n)
+permute_array(void *array, Size array_bytes, int width, const uint32 *perm, int64 n,
+			  void **spare, Size *spare_bytes)
 {
-	char	   *sorted = gpusort_alloc_large((Size) width * Max(n, 1));
+	Size		bytes = (Size) width * Max(n, 1);
+	char	   *sorted;
+
+	if (*spare != NULL && *spare_bytes >= bytes)
+		sorted = *spare;
+	else
+		sorted = gpusort_alloc_large(bytes);
 
 	if (width == 8)
 	{
@@ -861,7 +873,13 @@ permute_array(void *array, int width, const uint32 *perm, int64 n)
 		for (int64 i = 0; i < n; i++)
 			memcpy(sorted + i * width, (char *) array + (Size) perm[i] * width, width);
 	}
-	pfree(array);
+	if (sorted == *spare)
+	{
+		*spare = array;
+		*spare_bytes = array_bytes;
+	}
+	else
+		pfree(array);
 	return sorted;
 }
 
@@ -901,6 +919,8 @@ sort_in_memory(SortNodeState *state)
 	int64		n = state->ntuples;
 	int			shift[SORT_NODE_MAX_BITS / 17 + 1];
 	int			bits = 0;
+	void	   *spare;
+	Size		spare_bytes;
 	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
 
 	/* field offsets from the last key up: the value, then a NULL bit if any */
@@ -912,10 +932,13 @@ sort_in_memory(SortNodeState *state)
 	state->key_bits = bits;
 	state->perm = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
 
+	/*
+	 * The words go where the first key's values were: row i's word is written
+	 * after its values are read, and never past them (4 or 8 bytes of 8).
+	 */
 	if (bits <= 64)
 	{
-		/* 4 bytes a row for keys of up to 32 bits, else 8 */
-		void	   *words = gpusort_alloc_large((bits <= 32 ? sizeof(uint32) : sizeof(uint64)) * Max(n, 1));
+		void	   *words = state->values[0];
 		uint32	   *words32 = (uint32 *) words;
 		uint64	   *words64 = (uint64 *) words;
 
@@ -928,14 +951,13 @@ sort_in_memory(SortNodeState *state)
 			else
 				words64[i] = w ^ UINT64_C(0x8000000000000000);
 		}
-		for (int k = 0; k < state->nkeys; k++)
+		for (int k = 1; k < state->nkeys; k++)
 			pfree(state->values[k]);
 		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm);
-		pfree(words);
 	}
 	else
 	{
-		uint64	   *low = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
+		uint64	   *low = state->values[0];
 		uint64	   *high = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
 		uint32	   *first = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
 
@@ -946,7 +968,7 @@ sort_in_memory(SortNodeState *state)
 			low[i] = (uint64) w ^ UINT64_C(0x8000000000000000);
 			high[i] = (uint64) (w >> 64);
 		}
-		for (int k = 0; k < state->nkeys; k++)
+		for (int k = 1; k < state->nkeys; k++)
 			pfree(state->values[k]);
 		argsort_words(state, low, n, 64, first);
 		/* the high words in the low words' order, then a stable sort of those */
@@ -955,10 +977,12 @@ sort_in_memory(SortNodeState *state)
 		argsort_words(state, low, n, 64, state->perm);
 		for (int64 i = 0; i < n; i++)
 			state->perm[i] = first[state->perm[i]];
-		pfree(low);
 		pfree(high);
 		pfree(first);
 	}
+	/* the first key's buffer, free now, takes the first permuted array */
+	spare = state->values[0];
+	spare_bytes = sizeof(uint64) * state->capacity;
 	state->values = NULL;
 
 	/*
@@ -970,13 +994,17 @@ sort_in_memory(SortNodeState *state)
 	{
 		for (int c = 0; c < state->ncols; c++)
 		{
-			state->cols[c] = permute_array(state->cols[c], sizeof(Datum), state->perm, n);
+			state->cols[c] = permute_array(state->cols[c], sizeof(Datum) * state->capacity,
+										   sizeof(Datum), state->perm, n, &spare, &spare_bytes);
 			if (state->colnulls[c])
-				state->colnulls[c] = permute_array(state->colnulls[c], sizeof(bool), state->perm, n);
+				state->colnulls[c] = permute_array(state->colnulls[c], state->capacity, sizeof(bool),
+												   state->perm, n, &spare, &spare_bytes);
 		}
 	}
 	else
-		state->tuples = permute_array(state->tuples, sizeof(MinimalTuple), state->perm, n);
+		state->tuples = permute_array(state->tuples, sizeof(MinimalTuple) * state->capacity,
+									  sizeof(MinimalTuple), state->perm, n, &spare, &spare_bytes);
+	pfree(spare);
 	pfree(state->perm);
 	state->perm = NULL;
 	MemoryContextSwitchTo(old);
