@@ -234,6 +234,32 @@ typedef struct gs_gpu_sort_args
  */
 gs_status	gs_gpu_sort(gs_gpu_sort_args *args, gs_error *err);
 
+/*
+ * GPU top-k on device buffers (kernels/topk.cu): the first min(k, n) elements
+ * of the stable sort of keys_in, by radix select (one histogram pass over the
+ * keys per 8-bit digit, the k-th key's digits kept on the device, then one
+ * compaction of the k in input order) and gs_gpu_sort of those k.  Two-phase
+ * like gs_gpu_sort; asynchronous on the stream except where gs_gpu_sort of the
+ * k synchronises.  Only device buffers and the given stream are touched, so
+ * any thread that has made the device current may call it.
+ */
+typedef struct gs_gpu_topk_args
+{
+	gs_type		type;
+	size_t		n;				/* < 2^32 */
+	size_t		k;				/* clamped to n */
+	bool		descending;
+	const void *keys_in;		/* n keys, not modified */
+	void	   *keys_out;		/* k keys in order, or NULL */
+	uint32_t   *positions_out;	/* their k 0-based positions in keys_in (ties in input order), or NULL */
+	void	   *temp;			/* device scratch, or NULL to ask for temp_bytes */
+	size_t		temp_bytes;
+	void	   *stream;			/* cudaStream_t, or NULL for the default stream */
+	gs_algorithm algorithm_used; /* out: the sort that ordered the k */
+} gs_gpu_topk_args;
+
+gs_status	gs_gpu_topk(gs_gpu_topk_args *args, gs_error *err);
+
 /* ------------------------------------------------------------------------
  * GPU sort of host arrays (src/ uses this): copies in through pinned staging
  * buffers in chunks, sorts, copies out, with timings.  Device memory comes
@@ -252,6 +278,9 @@ typedef struct gs_host_sort_job
 	const void *input;			/* n keys, host memory (any, pageable is fine) */
 	void	   *output;			/* n keys, host; may equal input; NULL: keys not wanted */
 	uint32_t   *perm;			/* n 0-based positions (stable argsort), or NULL */
+	size_t		limit;			/* 0 < limit < n: output and perm receive the first limit
+								 * entries only, selected by gs_gpu_topk (output may not
+								 * equal input); 0: the whole order */
 
 	gs_interrupt_fn interrupt;	/* may be NULL */
 	void	   *interrupt_arg;

@@ -1,6 +1,7 @@
 /*
  * host_sort.cu: gs_host_sort, the GPU sort of host arrays that src/ calls:
- * copy in, sort with gs_gpu_sort, copy out, with timings.
+ * copy in, sort with gs_gpu_sort (or select the first limit with
+ * gs_gpu_topk), copy out, with timings.
  *
  * The arrays come from palloc, so they are pageable, and the copies are the
  * cost: pinned memory moves 55 GB/s each way on the H100 host, pageable
@@ -405,6 +406,35 @@ gs_layout_args(const gs_layout *l, char *base, gs_type type, gs_algorithm algori
 	a->stream = stream;
 }
 
+/*
+ * The device layout of a top-k (0 < limit < n) in gs_layout's terms:
+ * key_bytes the input, value_bytes the limit keys out then the limit
+ * positions out, temp_bytes gs_gpu_topk's scratch; ta is its arguments
+ * with everything but the buffers and the stream set.
+ */
+static gs_status
+gs_plan_topk(const gs_host_sort_job *job, gs_layout *l, gs_gpu_topk_args *ta, gs_error *err)
+{
+	size_t		w = gs_type_size(job->type);
+	gs_status	s;
+
+	memset(ta, 0, sizeof(*ta));
+	ta->type = job->type;
+	ta->n = job->n;
+	ta->k = job->limit;
+	ta->descending = job->descending;
+	ta->temp = NULL;			/* size query */
+	s = gs_gpu_topk(ta, err);
+	if (s != GS_OK)
+		return s;
+	memset(l, 0, sizeof(*l));
+	l->key_bytes = gs_align_up(job->n * w);
+	l->value_bytes = gs_align_up(job->limit * w) + gs_align_up(job->limit * sizeof(uint32_t));
+	l->temp_bytes = ta->temp_bytes;
+	l->total = l->key_bytes + l->value_bytes + gs_align_up(ta->temp_bytes);
+	return GS_OK;
+}
+
 size_t
 gs_host_sort_device_bytes(gs_type type, gs_algorithm algorithm, size_t n, bool argsort)
 {
@@ -439,6 +469,8 @@ gs_check_job(const gs_host_sort_job *job, gs_error *err)
 	if (job->perm != NULL && job->n > (size_t) UINT32_MAX)
 		return gs_fail(err, GS_ERR_TOO_LARGE, "argsort of %zu elements: at most %u are supported",
 					   job->n, UINT32_MAX);
+	if (job->limit > 0 && job->limit < job->n && job->output != NULL && job->output == job->input)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "a top-k cannot write its output over its input");
 	if (job->n > SIZE_MAX / 32)
 		return gs_fail(err, GS_ERR_TOO_LARGE, "%zu elements are too many", job->n);
 	return GS_OK;
@@ -451,6 +483,9 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	gs_run_report rep;
 	gs_layout	l;
 	gs_gpu_sort_args a;
+	gs_gpu_topk_args ta;
+	bool		topk;
+	size_t		out_n;
 	gs_transfer t_in,
 				t_keys,
 				t_perm;
@@ -491,7 +526,12 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 		goto out;
 	}
 
-	s = gs_plan(job->type, job->algorithm, job->n, job->perm != NULL, &l, err);
+	topk = job->limit > 0 && job->limit < job->n;
+	out_n = topk ? job->limit : job->n;
+	if (topk)
+		s = gs_plan_topk(job, &l, &ta, err);
+	else
+		s = gs_plan(job->type, job->algorithm, job->n, job->perm != NULL, &l, err);
 	if (s != GS_OK)
 		goto out;
 	if (job->max_device_bytes != 0 && l.total > job->max_device_bytes)
@@ -507,13 +547,26 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	pool_taken = true;
 	rep.device_bytes = l.total;
 
-	gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->perm != NULL,
-				   stream, &a);
+	memset(&a, 0, sizeof(a));
+	if (!topk)
+		gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->perm != NULL,
+					   stream, &a);
+	else
+	{
+		/* the input, the k keys and positions out, the select's scratch (gs_plan_topk) */
+		ta.keys_in = base;
+		ta.keys_out = job->output != NULL ? base + l.key_bytes : NULL;
+		ta.positions_out = job->perm != NULL ?
+			(uint32_t *) (base + l.key_bytes + gs_align_up(job->limit * w)) : NULL;
+		ta.temp = base + l.key_bytes + l.value_bytes;
+		ta.temp_bytes = l.temp_bytes;
+		ta.stream = stream;
+	}
 
 	/* Copy in. */
 	t_in = gs_choose_transfer(key_total, false);
-	t_keys = gs_choose_transfer(key_total, true);
-	t_perm = gs_choose_transfer(job->n * sizeof(uint32_t), true);
+	t_keys = gs_choose_transfer(out_n * w, true);
+	t_perm = gs_choose_transfer(out_n * sizeof(uint32_t), true);
 	gs_last_transfer = t_in;
 	if (t_in == GS_TRANSFER_REGISTER)
 	{
@@ -521,7 +574,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 		if (s != GS_OK)
 			goto out;
 	}
-	if (job->perm != NULL)
+	if (job->perm != NULL && !topk)
 	{
 		e = GS_RT_CALL(gs_launch_iota(a.values[0], job->n, stream), injected);
 		if (e != cudaSuccess)
@@ -530,7 +583,8 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 			goto out;
 		}
 	}
-	s = gs_to_device(a.keys[0], job->input, key_total, t_in, reg_input, job->interrupt, job->interrupt_arg, err);
+	s = gs_to_device(topk ? (void *) ta.keys_in : a.keys[0], job->input, key_total, t_in, reg_input,
+					 job->interrupt, job->interrupt_arg, err);
 	if (s != GS_OK)
 		goto out;
 	rep.copy_in_ms = gs_clock_ms() - start;
@@ -547,8 +601,16 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event");
 		goto out;
 	}
-	s = gs_gpu_sort(&a, err);
-	rep.algorithm = a.algorithm_used;
+	if (topk)
+	{
+		s = gs_gpu_topk(&ta, err);
+		rep.algorithm = ta.algorithm_used;
+	}
+	else
+	{
+		s = gs_gpu_sort(&a, err);
+		rep.algorithm = a.algorithm_used;
+	}
 	if (s != GS_OK)
 	{
 		if (s == GS_ERR_CUDA)
@@ -568,9 +630,9 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	 * GPU's work.  (The input, when pinned, serves an output in place.)
 	 */
 	if (job->output != NULL && t_keys == GS_TRANSFER_REGISTER && !(job->output == job->input && reg_input))
-		s = gs_register(job->output, key_total, &reg_output, err);
+		s = gs_register(job->output, out_n * w, &reg_output, err);
 	if (s == GS_OK && job->perm != NULL && t_perm == GS_TRANSFER_REGISTER)
-		s = gs_register(job->perm, job->n * sizeof(uint32_t), &reg_perm, err);
+		s = gs_register(job->perm, out_n * sizeof(uint32_t), &reg_perm, err);
 	if (s != GS_OK)
 		goto out;
 	e = GS_RT_CALL(cudaEventSynchronize(gs_device_timing_event(1)), injected);
@@ -591,7 +653,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	/* Copy out, straight into the caller's arrays. */
 	if (job->output != NULL)
 	{
-		s = gs_from_device(job->output, a.keys[a.result_selector], key_total, t_keys,
+		s = gs_from_device(job->output, topk ? ta.keys_out : a.keys[a.result_selector], out_n * w, t_keys,
 						   reg_output || (job->output == job->input && reg_input),
 						   job->interrupt, job->interrupt_arg, err);
 		if (s != GS_OK)
@@ -599,7 +661,8 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	}
 	if (job->perm != NULL)
 	{
-		s = gs_from_device(job->perm, a.values[a.result_selector], job->n * sizeof(uint32_t), t_perm,
+		s = gs_from_device(job->perm, topk ? ta.positions_out : a.values[a.result_selector],
+						   out_n * sizeof(uint32_t), t_perm,
 						   reg_perm, job->interrupt, job->interrupt_arg, err);
 		if (s != GS_OK)
 			goto out;

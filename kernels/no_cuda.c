@@ -71,6 +71,13 @@ gs_gpu_sort(gs_gpu_sort_args *args, gs_error *err)
 	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
 }
 
+gs_status
+gs_gpu_topk(gs_gpu_topk_args *args, gs_error *err)
+{
+	(void) args;
+	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
+}
+
 /*
  * 0: the size of a GPU sort's scratch comes from the GPU sort itself, which
  * this build does not have, and no sort here ever uses device memory, so no

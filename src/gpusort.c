@@ -444,6 +444,7 @@ run_gpu(const GpusortJob *job, int device)
 	hjob.max_device_bytes = (size_t) gpusort_max_device_memory * 1024 * 1024;
 	hjob.output = argsort ? NULL : job->dest;
 	hjob.perm = job->perm;
+	hjob.limit = job->limit;
 	hjob.interrupt = gpusort_interrupt_pending;
 	hjob.interrupt_arg = NULL;
 
@@ -710,8 +711,6 @@ gpusort_run(const GpusortJob *job_in)
 
 	if (device < 0)
 		run_cpu(job, 0);
-	else if (job->limit > 0)
-		run_full_then_cut(job);
 	else if (!run_gpu(job, device))
 		run_cpu(job, 1);
 }
