@@ -631,28 +631,6 @@ run_cpu(const GpusortJob *job, int first_attempt)
 	record_run(job, -1, GS_ALGO_RADIX, copy_ms, sort_ms, 0, elapsed_ms(total_start));
 }
 
-/*
- * A limited job (0 < limit < n) as a full sort into a buffer of its own, of
- * which the first limit entries are kept: for the paths that have no top-k
- * of their own (the GPU server).
- */
-static void
-run_full_then_cut(const GpusortJob *job)
-{
-	GpusortJob	full = *job;
-	size_t		entry = job->perm != NULL ? sizeof(uint32) : gs_type_size(job->type);
-	void	   *buffer = gpusort_alloc_large(job->n * entry);
-
-	full.limit = 0;
-	if (job->perm != NULL)
-		full.perm = buffer;
-	else
-		full.dest = buffer;
-	gpusort_run(&full);
-	memcpy(job->perm != NULL ? (void *) job->perm : job->dest, buffer, job->limit * entry);
-	pfree(buffer);
-}
-
 void
 gpusort_run(const GpusortJob *job_in)
 {
