@@ -89,7 +89,7 @@ gpu_percentile_transfn(PG_FUNCTION_ARGS)
 			state->param[0] != FRACTION_ARRAY ||
 			memcmp(state->param + FRACTION_HEADER, array, VARSIZE(array)) != 0)
 		{
-			char	   *param = palloc(len);
+			char	   *param = palloc0(len);	/* the padding is compared too */
 
 			param[0] = FRACTION_ARRAY;
 			memcpy(param + FRACTION_HEADER, array, VARSIZE(array));
