@@ -57,7 +57,7 @@ KERNEL_LIB = kernels/libgpusort.a
 
 PG_CPPFLAGS = -Ikernels
 SHLIB_LINK = $(KERNEL_LIB) $(CUDA_LIBS) -lm
-EXTRA_CLEAN = $(KERNEL_LIB) kernels/*.o kernels/.build-flags test/bin bench/bin
+EXTRA_CLEAN = $(KERNEL_LIB) kernels/*.o kernels/.build-flags src/.pg-build test/bin bench/bin
 
 # JIT inlining from LLVM bitcode buys nothing for array-sized loops, and
 # needs clang; build without it so a plain `make` works where clang is absent.
@@ -86,6 +86,14 @@ $(KERNEL_LIB): $(KERNEL_OBJS) $(BUILD_FLAGS)
 	$(AR) crs $@ $(KERNEL_OBJS)
 
 $(shlib): $(KERNEL_LIB)
+
+# The module's objects remember which PostgreSQL they were compiled for:
+# another pg_config (make PG_CONFIG=...) recompiles them instead of linking
+# objects built against other server headers.
+PG_BUILD_FLAGS = src/.pg-build
+PG_BUILD_NOW = $(VERSION) $(includedir_server)
+$(shell echo '$(PG_BUILD_NOW)' | cmp -s - $(PG_BUILD_FLAGS) 2>/dev/null || echo '$(PG_BUILD_NOW)' > $(PG_BUILD_FLAGS))
+$(OBJS): $(PG_BUILD_FLAGS) $(wildcard src/*.h) kernels/gpusort.h
 
 SQL_SOURCES = $(SQL_BASE) $(SQL_FRAGMENTS) sql/expand.awk Makefile
 

@@ -55,6 +55,37 @@ gs_ensure_postgres() {
 	gs_log "using $(pg_config --version) from $(pg_config --bindir)"
 }
 
+# gs_use_postgres [VERSION]: the PostgreSQL to build and test against, first
+# on PATH (from the PATH this script started with, so it can be called again).
+#   (none)   pg_config on PATH, else Debian's PostgreSQL 15 (gs_ensure_postgres)
+#   15, 16.. that major version: pg_config on PATH when it is one, else
+#            /usr/lib/postgresql/N/bin when installed, else 15 from Debian's
+#            packages and others from source (scripts/pg-build.sh, cached)
+#   18.6     that release from source (scripts/pg-build.sh, cached)
+GS_PATH0=${GS_PATH0:-$PATH}
+gs_use_postgres() {
+	local want=${1:-} bindir
+	PATH=$GS_PATH0
+	if [ -n "$want" ] && [ "$want" = "${want%%.*}" ]; then
+		if command -v pg_config >/dev/null 2>&1 &&
+			[ "$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')" = "$want" ]; then
+			want=
+		elif [ -x "/usr/lib/postgresql/$want/bin/pg_config" ] && [ -f "$(/usr/lib/postgresql/"$want"/bin/pg_config --pgxs)" ]; then
+			PATH=/usr/lib/postgresql/$want/bin:$PATH
+			want=
+		elif [ "$want" = 15 ]; then
+			PATH=/usr/lib/postgresql/15/bin:$PATH	# after the install below
+			want=
+		fi
+	fi
+	if [ -n "$want" ]; then
+		bindir=$(bash "$GS_ROOT/scripts/pg-build.sh" "$want") || return 1
+		PATH=$bindir:$PATH
+	fi
+	export PATH
+	gs_ensure_postgres
+}
+
 # Builds (with CUDA when nvcc is found, see the Makefile) and installs.
 # Extra arguments go to make, e.g. CUDA=0.
 gs_build_install() {

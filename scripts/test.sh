@@ -1,67 +1,105 @@
 #!/bin/bash
 # scripts/test.sh: sets up what is missing, builds and installs gpusort, runs
-# the pg_regress suite in a throwaway cluster and the C tests of kernels/,
-# and ends with one line "N passed, N failed".
+# the pg_regress suite in a throwaway cluster, the C tests of kernels/ and the
+# hardening tests, and ends with one line "N passed, N failed".
 #
 #   bash scripts/test.sh            # CUDA build when nvcc is found
 #   bash scripts/test.sh CUDA=0     # make arguments pass through
+#   bash scripts/test.sh --pg 15,18 CUDA=0   # pg_regress against each PostgreSQL
 #   PGOPTIONS='-c gpusort.device=gpu' bash scripts/test.sh   # the suite on the GPU
 #
-# Counts: each pg_regress test, each "ok"/"not ok" line of the C tests
-# (a C test program that skips itself, e.g. for want of a GPU, counts 0), and
-# each TAP line of scripts/hardening.sh --device cpu --quick (issue 6).
+# --pg LIST (or GS_PG=LIST): the PostgreSQL versions to build and run the
+# pg_regress suite against, comma-separated (see gs_use_postgres in lib.sh:
+# 15 is Debian's, 18 is built from source once into a cache).  Without it,
+# the PostgreSQL whose pg_config is on PATH, else Debian's 15.  The C tests
+# and the hardening tests run once, with the first.
+#
+# Counts: each pg_regress test of each PostgreSQL, each "ok"/"not ok" line of
+# the C tests (a C test program that skips itself, e.g. for want of a GPU,
+# counts 0), and each TAP line of scripts/hardening.sh --device cpu --quick.
+# The subtotals of the programs show as "N ok, N not ok", so that the last
+# line is the only one of the form "N passed, N failed".
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$GS_ROOT"
 
-gs_ensure_postgres
-gs_build_install "$@"
-gs_start_cluster
+pgs=${GS_PG:-}
+if [ "${1:-}" = --pg ]; then
+	pgs=${2:?--pg needs a list, e.g. 15,18}
+	shift 2
+fi
+IFS=, read -r -a pg_list <<<"${pgs:-default}"
 
 passed=0
 failed=0
 
-gs_log "pg_regress${PGOPTIONS:+ with PGOPTIONS=$PGOPTIONS}"
-rm -rf results regression.diffs regression.out
-make -s installcheck "$@" 2>&1 | tee "$GS_PGDIR/installcheck.log" || true
-p=$(grep -cE '^ *(test +)?[^ ]+ +\.\.\. ok' "$GS_PGDIR/installcheck.log" || true)
-f=$(grep -cE '^ *(test +)?[^ ]+ +\.\.\. FAILED' "$GS_PGDIR/installcheck.log" || true)
-if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-	f=1		# the suite did not run at all
-fi
-[ -f regression.diffs ] && { gs_log "differences (regression.diffs):"; head -200 regression.diffs; }
-passed=$((passed + p))
-failed=$((failed + f))
+# shows a program's output with its own "N passed, N failed" lines reworded
+subtotals() {
+	sed -E -u 's/^(# )?([0-9]+) passed, ([0-9]+) failed$/\1\2 ok, \3 not ok (subtotal)/'
+}
 
-gs_log "C tests of kernels/"
-make -s check-kernels "$@" 2>&1 | tee "$GS_PGDIR/check-kernels.log" || true
-p=$(grep -cE '^ok ' "$GS_PGDIR/check-kernels.log" || true)
-f=$(grep -cE '^not ok ' "$GS_PGDIR/check-kernels.log" || true)
-# a program that crashed or failed without TAP lines still counts as a failure
-if grep -qE '^make(\[[0-9]+\])?: \*\*\*' "$GS_PGDIR/check-kernels.log" && [ "$f" -eq 0 ]; then
-	f=1
-fi
-passed=$((passed + p))
-failed=$((failed + f))
-
-gs_stop_cluster
-
-# the hardening tests of issue 6 on the CPU path, short forms (each in its own cluster);
-# GS_SKIP_HARDENING=1 leaves them out, GS_HARDENING_ONLY=a,b picks areas
-if [ "${GS_SKIP_HARDENING:-0}" != 1 ] && [ -f scripts/hardening.sh ]; then
-	gs_log "hardening tests (test/hardening, CPU path, --quick)"
-	hlog=$(mktemp)
-	bash scripts/hardening.sh --device cpu --quick --no-build --budget 1200 \
-		${GS_HARDENING_ONLY:+--only "$GS_HARDENING_ONLY"} 2>&1 | tee "$hlog" || true
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$hlog" | tail -1 || true)
-	if [ -n "$line" ]; then
-		passed=$((passed + $(echo "$line" | awk '{print $1}')))
-		failed=$((failed + $(echo "$line" | awk '{print $3}')))
-	else
-		failed=$((failed + 1))		# the runner itself did not finish
+# pg_regress through the Makefile in a cluster of the PostgreSQL on PATH;
+# pg_regress writes "test NAME ... ok" up to 15 and "ok N - NAME" from 16 on
+run_regress() {
+	local log=$1 p f
+	shift
+	gs_log "pg_regress against $(pg_config --version)${PGOPTIONS:+ with PGOPTIONS=$PGOPTIONS}"
+	rm -rf results regression.diffs regression.out
+	make -s installcheck "$@" 2>&1 | tee "$log" || true
+	p=$(grep -cE '^ *(test +)?[^ ]+ +\.\.\. ok|^ok +[0-9]+ +- ' "$log" || true)
+	f=$(grep -cE '^ *(test +)?[^ ]+ +\.\.\. FAILED|^not ok +[0-9]+ +- ' "$log" || true)
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		f=1		# the suite did not run at all
 	fi
-	rm -f "$hlog"
-fi
+	[ -f regression.diffs ] && { gs_log "differences (regression.diffs):"; head -200 regression.diffs; }
+	gs_log "pg_regress against $(pg_config --version): $p ok, $f not ok"
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+first=1
+for pg in "${pg_list[@]}"; do
+	[ "$pg" = default ] && pg=
+	if ! gs_use_postgres "$pg" || ! gs_build_install "$@" || ! gs_start_cluster; then
+		gs_log "PostgreSQL ${pg:-on PATH}: could not build, install or start"
+		failed=$((failed + 1))
+		gs_stop_cluster
+		continue
+	fi
+	run_regress "$GS_PGDIR/installcheck.log" "$@"
+
+	if [ "$first" = 1 ]; then
+		gs_log "C tests of kernels/"
+		make -s check-kernels "$@" 2>&1 | tee "$GS_PGDIR/check-kernels.log" | subtotals || true
+		p=$(grep -cE '^ok ' "$GS_PGDIR/check-kernels.log" || true)
+		f=$(grep -cE '^not ok ' "$GS_PGDIR/check-kernels.log" || true)
+		# a program that crashed or failed without TAP lines still counts as a failure
+		if grep -qE '^make(\[[0-9]+\])?: \*\*\*' "$GS_PGDIR/check-kernels.log" && [ "$f" -eq 0 ]; then
+			f=1
+		fi
+		passed=$((passed + p))
+		failed=$((failed + f))
+	fi
+	gs_stop_cluster
+
+	# the hardening tests on the CPU path, short forms (each in its own cluster);
+	# GS_SKIP_HARDENING=1 leaves them out, GS_HARDENING_ONLY=a,b picks areas
+	if [ "$first" = 1 ] && [ "${GS_SKIP_HARDENING:-0}" != 1 ] && [ -f scripts/hardening.sh ]; then
+		gs_log "hardening tests (test/hardening, CPU path, --quick)"
+		hlog=$(mktemp)
+		bash scripts/hardening.sh --device cpu --quick --no-build --budget 1200 \
+			${GS_HARDENING_ONLY:+--only "$GS_HARDENING_ONLY"} 2>&1 | tee "$hlog" | subtotals || true
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$hlog" | tail -1 || true)
+		if [ -n "$line" ]; then
+			passed=$((passed + $(echo "$line" | awk '{print $1}')))
+			failed=$((failed + $(echo "$line" | awk '{print $3}')))
+		else
+			failed=$((failed + 1))		# the runner itself did not finish
+		fi
+		rm -f "$hlog"
+	fi
+	first=0
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

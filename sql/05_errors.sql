@@ -44,7 +44,10 @@ SET gpusort.algorithm = 'heap';
 SET gpusort.gpu_min_elements = -1;
 SET gpusort.device_id = 1024;
 SET gpusort.device_id = -2;
+-- (PostgreSQL 18 writes the range of this one with its unit: the SQLSTATE alone)
+\set VERBOSITY sqlstate
 SET gpusort.max_device_memory = -1;
+\set VERBOSITY default
 SET gpusort.max_device_memory = '3GB';
 SHOW gpusort.max_device_memory;
 RESET gpusort.max_device_memory;

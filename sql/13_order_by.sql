@@ -122,9 +122,11 @@ CREATE FUNCTION ob_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
 	line text;
 BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		RETURN NEXT regexp_replace(regexp_replace(line, '[0-9]+ kB', 'N kB'),
-								   'Device: (cpu|gpu [0-9]+)$', 'Device: cpu or gpu');
+	-- (PostgreSQL 18 shows buffers by default and row counts with two decimals)
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		RETURN NEXT regexp_replace(regexp_replace(regexp_replace(line, '[0-9]+ kB', 'N kB'),
+												  'Device: (cpu|gpu [0-9]+)$', 'Device: cpu or gpu'),
+								   'rows=([0-9]+)\.00 ', 'rows=\1 ');
 	END LOOP;
 END $$;
 SELECT ob_explain('SELECT * FROM ob ORDER BY i4');

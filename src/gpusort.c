@@ -16,14 +16,27 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
-#include "storage/backendid.h"
 #include "storage/ipc.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"
+#else
+#include "storage/backendid.h"
+#endif
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/resowner.h"
 
 #include "gpusort_pg.h"
 #include "server.h"
+
+/* PostgreSQL 17 numbers backends from 0 as ProcNumbers instead of BackendIds */
+#if PG_VERSION_NUM >= 170000
+#define GPUSORT_MY_BACKEND			MyProcNumber
+#define GPUSORT_LEADER_BACKEND		ParallelLeaderProcNumber
+#else
+#define GPUSORT_MY_BACKEND			MyBackendId
+#define GPUSORT_LEADER_BACKEND		ParallelLeaderBackendId
+#endif
 
 PG_MODULE_MAGIC;
 
@@ -397,7 +410,7 @@ choose_device(size_t n)
 		 * query land on different devices from each other and their leader.
 		 */
 		int			base = IsParallelWorker() ?
-			ParallelLeaderBackendId + ParallelWorkerNumber + 1 : MyBackendId;
+			GPUSORT_LEADER_BACKEND + ParallelWorkerNumber + 1 : GPUSORT_MY_BACKEND;
 
 		id = (base < 0 ? -base : base) % info->device_count;
 	}

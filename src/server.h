@@ -21,6 +21,7 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 

@@ -28,6 +28,9 @@
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#endif
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
@@ -49,6 +52,18 @@
 
 #include "gpusort_pg.h"
 #include "keys.h"
+
+/*
+ * A pathkey's direction as a btree strategy; PostgreSQL 18 keeps it as a
+ * CompareType (COMPARE_LT, COMPARE_GT) instead.
+ */
+#if PG_VERSION_NUM >= 180000
+#define PATHKEY_STRATEGY(pk) \
+	((pk)->pk_cmptype == COMPARE_LT ? BTLessStrategyNumber : \
+	 (pk)->pk_cmptype == COMPARE_GT ? BTGreaterStrategyNumber : InvalidStrategy)
+#else
+#define PATHKEY_STRATEGY(pk) ((pk)->pk_strategy)
+#endif
 
 #define SORT_NODE_NAME "gpusort"
 
@@ -218,7 +233,7 @@ match_sort_keys(List *pathkeys, PathTarget *target, List **private)
 
 		if (ec->ec_has_volatile && list_length(ec->ec_members) != 1)
 			return false;
-		if (pk->pk_strategy != BTLessStrategyNumber && pk->pk_strategy != BTGreaterStrategyNumber)
+		if (PATHKEY_STRATEGY(pk) != BTLessStrategyNumber && PATHKEY_STRATEGY(pk) != BTGreaterStrategyNumber)
 			return false;
 
 		foreach(lm, ec->ec_members)
@@ -251,7 +266,7 @@ match_sort_keys(List *pathkeys, PathTarget *target, List **private)
 		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
 		if (!OidIsValid(opclass) || get_opclass_family(opclass) != pk->pk_opfamily)
 			return false;
-		sortop = get_opfamily_member(pk->pk_opfamily, type, type, pk->pk_strategy);
+		sortop = get_opfamily_member(pk->pk_opfamily, type, type, PATHKEY_STRATEGY(pk));
 		if (!OidIsValid(sortop))
 			return false;
 
@@ -264,7 +279,7 @@ match_sort_keys(List *pathkeys, PathTarget *target, List **private)
 		operators = lappend_oid(operators, sortop);
 		collations = lappend_oid(collations, ec->ec_collation);
 		flags = lappend_int(flags,
-							(pk->pk_strategy == BTGreaterStrategyNumber ? KEY_DESC : 0) |
+							(PATHKEY_STRATEGY(pk) == BTGreaterStrategyNumber ? KEY_DESC : 0) |
 							(pk->pk_nulls_first ? KEY_NULLS_FIRST : 0));
 	}
 	*private = list_make5(columns, types, operators, collations, flags);
@@ -1209,7 +1224,12 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	SortNodeState *state = (SortNodeState *) node;
 	Plan	   *plan = node->ss.ps.plan;
 	List	   *context;
+#if PG_VERSION_NUM >= 180000
+	/* the range table counts a grouping step's RTE_GROUP too, rtable_size not */
+	bool		useprefix = es->rtable_size > 1 || es->verbose;
+#else
 	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+#endif
 	List	   *result = NIL;
 
 	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
