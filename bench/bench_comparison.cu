@@ -1,5 +1,5 @@
 /*
- * bench_comparison.cu: the comparison sorts of issue 4 against the strongest
+ * bench_comparison.cu: the comparison sorts (merge, bitonic, quick) against the strongest
  * library sort of their kind and against our radix sort, in one run on the
  * same device buffers.  CUDA events around each sort, the input restored from
  * a pristine device copy before each run (outside the timed region), two
@@ -494,7 +494,7 @@ main(int argc, char **argv)
 		char		date[32];
 
 		strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
-		out("# Comparison sorts (issue 4): %s, %d SMs, sm_%d%d, %.0f GiB; %s; CUDA %d\n", prop.name,
+		out("# Comparison sorts: %s, %d SMs, sm_%d%d, %.0f GiB; %s; CUDA %d\n", prop.name,
 			prop.multiProcessorCount, prop.major, prop.minor, prop.totalGlobalMem / 1073741824.0, date,
 			CUDART_VERSION);
 		{

@@ -10,7 +10,7 @@
  *    copy in, sort, copy out, total (the report's figures, median of 11
  *    after 2 warm-ups), into a touched output, a fresh one (as palloc gives
  *    the SQL functions), and in place.
- * 3. Issue 5's floor for 10^7 int4: two PCIe crossings of 40 MB at the
+ * 3. The floor for 10^7 int4: two PCIe crossings of 40 MB at the
  *    measured pinned bandwidth plus one host copy of the array.
  *
  * Prints markdown (the GPU's name and the date first).
@@ -391,7 +391,7 @@ bench_bandwidth(void)
 
 /* ------------------------------------------------------------------------ */
 
-/* Whether out holds n keys in ascending SPEC order (ordered keys non-decreasing). */
+/* Whether out holds n keys in ascending order (ordered keys non-decreasing). */
 static bool
 sorted(gs_type type, const void *out, size_t n)
 {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/sql_bench.sh: issue 2's SQL benchmark.  In one psql session, on the
+# bench/sql_bench.sh: the SQL benchmark.  In one psql session, on the
 # same stored arrays of random int4 and float8 (built once beforehand), times
 #   gpu_sort(a)                                  for each gpusort.device asked for
 #   sort(a)                                      intarray, int4 only

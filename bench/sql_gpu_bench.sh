@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/sql_gpu_bench.sh: issue 5's SQL figures on a GPU host, in one psql session:
+# bench/sql_gpu_bench.sh: the SQL figures of a GPU host, in one psql session:
 #   - the crossover: gpu_sort on the CPU and on the GPU, int4 and float8, 10^3 .. 10^6,
 #     whole statement and inside the function (gpusort_last_run), median of RUNS;
 #   - where the time goes (copy in, sort, copy out) at each size, and at 10^8 float8 (800 MB),

@@ -1,6 +1,6 @@
 /*
  * cpu_sort.c: the CPU sort of kernels/, an LSD radix sort of the ordered keys
- * of keys.h (the CPU member of SPEC.md's radix family), and its stable argsort.
+ * of keys.h (the CPU member of the library's radix sorts), and its stable argsort.
  *
  * One read computes the histograms of every digit at once; a digit whose
  * histogram has a single non-empty bucket is skipped, and input already in

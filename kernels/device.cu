@@ -7,7 +7,7 @@
  * One PostgreSQL backend is one process with one thread, so the state is
  * file-static.  The CUDA context is made on the first gs_device_open and kept
  * for the life of the process (it costs about 350 ms and some hundreds of MB
- * of device memory, SPEC.md); gs_device_release frees everything else.
+ * of device memory); gs_device_release frees everything else.
  */
 #include <dlfcn.h>
 #include <pthread.h>

@@ -146,7 +146,7 @@ void		gs_pool_end_call(void);
 gs_status	gs_staging_acquire(size_t chunk_bytes, void *bufs[2], gs_error *err);
 
 /*
- * Test-only fault injection (issue 6).  When the environment variable
+ * Test-only fault injection (test/hardening/faults.sh).  When the environment variable
  * GPUSORT_FAULT_INJECT=N (N >= 1) is set as gs_device_open sets up its stream
  * (the first open, and the first open after each gs_device_release), the
  * N-th CUDA call made through GS_RT_CALL afterwards is not made and fails as

@@ -7,7 +7,7 @@
  * gs_status plus a message in a caller-provided gs_error, and scratch memory
  * is asked for first and passed in second (the two-phase style of CUB).
  *
- * Order (SPEC.md): every sort orders by an unsigned "ordered key" made from
+ * Order: every sort orders by an unsigned "ordered key" made from
  * the element's bits by the transforms of keys.h, so CPU and GPU results are
  * bit-identical permutations of the input: signed integers in numeric order;
  * floats -Inf < ... < -0 < +0 < ... < +Inf < NaN (any sign bit); descending

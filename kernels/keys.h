@@ -2,7 +2,7 @@
  * keys.h: the key transforms every sort in kernels/ shares (CPU and GPU).
  *
  * Each element's bits map to an unsigned "ordered key" of the same width whose
- * unsigned order is SPEC.md's order, and back.  The maps are bijections, so a
+ * unsigned order is gpusort's order (gpusort.h), and back.  The maps are bijections, so a
  * sort of ordered keys followed by the inverse map is a bit-exact permutation
  * of the input (no canonicalisation of -0 or of NaN payloads).
  *

@@ -1,5 +1,5 @@
 #!/bin/bash
-# scripts/gpu-host.sh: the whole check of a GPU host (issue 5), in one go.
+# scripts/gpu-host.sh: the whole check of a GPU host, in one go.
 #
 #   1. kernels:   the C tests of kernels/ that need a GPU (test/bin/test_host_sort and
 #                 test_gpu_sort when built), and bench_radix (--tune, then the table)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# scripts/hardening.sh: the hardening tests of issue 6 (test/hardening/*.sh), in one go.
+# scripts/hardening.sh: the hardening tests (test/hardening/*.sh), in one go.
 #
 #   bash scripts/hardening.sh --device cpu|gpu [--quick] [--only a,b] [--no-build]
 #                             [--<area>-args "ARGS"] [--budget SECONDS]

@@ -104,9 +104,8 @@ gpusort_new_array(Oid elemtype, int16 typlen, int64 nvalues, int64 nnulls,
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s result would exceed the maximum array size", what),
-				 errdetail("The result would have " INT64_FORMAT " elements, "
-						   "the limit is %zu elements and %zu bytes.",
-						   nitems, (Size) MaxArraySize, (Size) MaxAllocSize)));
+				 errdetail("The result would have %lld elements, the limit is %zu elements and %zu bytes.",
+						   (long long) nitems, (Size) MaxArraySize, (Size) MaxAllocSize)));
 
 	/* the data area is the caller's to fill: zero only the header and bitmap */
 	result = (ArrayType *) gpusort_alloc_large(nbytes);

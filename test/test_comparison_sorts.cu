@@ -1,5 +1,5 @@
 /*
- * test_comparison_sorts.cu: the cases of issue 4 that test_gpu_sort does not
+ * test_comparison_sorts.cu: the cases that test_gpu_sort does not
  * reach, for the merge, bitonic and quick sorts, each against a stable CPU
  * reference bit-exactly (keys and argsort values):
  *   - the bank-conflict-free merge variant (seed 000), keys only, across its

@@ -3,7 +3,7 @@
  * gs_cpu_scratch_bytes) against qsort, with every type, every distribution of
  * distributions.h, both directions and awkward sizes.
  *
- * The reference comparator implements SPEC.md's order on the values directly
+ * The reference comparator implements gpusort's order (gpusort.h) on the values directly
  * (not through keys.h), so a wrong key transform cannot hide behind itself.
  * Results must match bit-exactly, except that NaNs may come in any order among
  * themselves: their run is compared as a multiset.
@@ -27,7 +27,7 @@ static bool quick;
 static bool large;
 
 /* ------------------------------------------------------------------------
- * The reference: SPEC.md's order on values, for qsort.
+ * The reference: gpusort's order on values, for qsort.
  * ------------------------------------------------------------------------ */
 
 /* -Inf < ... < -0 < +0 < ... < +Inf < NaN (any sign); NaNs tie with each other. */
@@ -420,7 +420,7 @@ check_direction(gs_type type, gs_dist dist, size_t n, bool descending)
 
 /*
  * Generates the input, sorts it once with qsort for the reference, and checks
- * the directions asked for.  SPEC.md makes descending the exact reverse of
+ * the directions asked for.  gpusort.h makes descending the exact reverse of
  * ascending; elements that tie are bit-identical (NaNs aside, compared as a
  * multiset), so the reversed reference is the descending one.
  */

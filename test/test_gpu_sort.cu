@@ -2,7 +2,7 @@
  * test_gpu_sort.cu: gs_gpu_sort against the CPU sort (gs_cpu_sort and
  * gs_cpu_argsort), bit-exactly, on
  * every type, distribution (distributions.h), direction, keys-only and pairs
- * (argsort), and the sizes of issue 3.  Outputs and guard zones past the end
+ * (argsort), and sizes from 0 to the largest arrays.  Outputs and guard zones past the end
  * of every buffer are poisoned before each sort, and so is the scratch.
  *
  *   test_gpu_sort [--algorithm radix|merge|bitonic|quick|auto|all] [--quick] [--large]

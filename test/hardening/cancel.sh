@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/hardening/cancel.sh: cancel and statement_timeout during every long
-# phase of a large sort (issue 6): the backend must return within 200 ms,
+# phase of a large sort: the backend must return within 200 ms,
 # stay usable, and hold no more memory than before the query.
 #
 #   test/hardening/cancel.sh [--device cpu|gpu|auto] [--quick] [--elements N]

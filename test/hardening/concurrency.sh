@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/hardening/concurrency.sh: many backends sorting at once (issue 6).
+# test/hardening/concurrency.sh: many backends sorting at once.
 #
 #   test/hardening/concurrency.sh [--device cpu|gpu|auto] [--quick] [--clients N] [--seconds S]
 #                                 [--max-size N]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/hardening/faults.sh: no driver or no device, CUDA errors in the middle
-# of a sort, device memory taken by another process (issue 6).  Each must give
+# of a sort, device memory taken by another process.  Each must give
 # a clear error (gpusort.device = gpu) or a correct CPU fallback (auto), and
 # the next call in the same backend must work.
 #

@@ -1,7 +1,7 @@
 /*
  * hog.cu: takes nearly all free memory of a GPU and holds it, so that
  * test/hardening/faults.sh can show gpusort running out of device memory
- * because of another process (issue 6).
+ * because of another process.
  *
  *   hog [--device N] [--leave MB] [--ready FILE] [--until FILE] [--seconds S]
  *

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/hardening/kill.sh: SIGKILL one backend in the middle of a sort (issue 6).
+# test/hardening/kill.sh: SIGKILL one backend in the middle of a sort.
 #
 #   test/hardening/kill.sh [--device cpu|gpu|auto] [--quick] [--backends N] [--size N] [--rounds R]
 #

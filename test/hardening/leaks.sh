@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/hardening/leaks.sh: 10,000 mixed calls in one backend, with errors in between,
-# and its memory afterwards (issue 6).
+# and its memory afterwards.
 #
 #   test/hardening/leaks.sh [--device cpu|gpu|auto] [--quick] [--calls N] [--seed S] [--plant-leak]
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/hardening/limits.sh: PostgreSQL's size limits and gpusort.max_device_memory (issue 6).
+# test/hardening/limits.sh: PostgreSQL's size limits and gpusort.max_device_memory.
 #
 #   test/hardening/limits.sh [--device cpu|gpu|auto] [--quick] [--large [--types "int4 float8 agg"]]
 #

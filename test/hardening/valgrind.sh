@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/hardening/valgrind.sh: memcheck on the CPU path (issue 6): the CPU sort's
+# test/hardening/valgrind.sh: memcheck on the CPU path: the CPU sort's
 # C test, and a PostgreSQL server that runs gpusort under valgrind.
 #
 #   test/hardening/valgrind.sh [--device cpu|gpu|auto] [--quick] [--cases N] [--seed S]
