@@ -62,6 +62,7 @@ gs_ensure_postgres() {
 #            /usr/lib/postgresql/N/bin when installed, else 15 from Debian's
 #            packages and others from source (scripts/pg-build.sh, cached)
 #   18.6     that release from source (scripts/pg-build.sh, cached)
+# Returns 3 when a version from source has no source tarball to build from.
 GS_PATH0=${GS_PATH0:-$PATH}
 gs_use_postgres() {
 	local want=${1:-} bindir
@@ -79,7 +80,7 @@ gs_use_postgres() {
 		fi
 	fi
 	if [ -n "$want" ]; then
-		bindir=$(bash "$GS_ROOT/scripts/pg-build.sh" "$want") || return 1
+		bindir=$(bash "$GS_ROOT/scripts/pg-build.sh" "$want") || return $?
 		PATH=$bindir:$PATH
 	fi
 	export PATH

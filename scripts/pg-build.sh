@@ -8,7 +8,8 @@
 #   GS_PG_CACHE    the cache's parent directory (default /var/cache/gpusort);
 #                  the build goes to $GS_PG_CACHE/pg-VERSION
 #   GS_PG_SRC      the folder of postgresql-MAJOR_VERSION.orig.tar.bz2 and its
-#                  SHA256SUMS (default ../shared/pg-src beside the clone)
+#                  SHA256SUMS (default: the first shared/pg-src found beside the
+#                  clone or beside one of its parent folders)
 #
 # Needs bison, flex and a C toolchain (installed with apt when missing);
 # configured --without-icu --without-readline.  Progress goes to stderr.
@@ -16,7 +17,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=${1:?usage: pg-build.sh VERSION, e.g. 18.6 or 18}
 major=${version%%.*}
-src=${GS_PG_SRC:-$root/../shared/pg-src}
+src=${GS_PG_SRC:-}
+if [ -z "$src" ]; then
+	dir=$root
+	while [ "$dir" != / ]; do
+		dir=$(dirname "$dir")
+		if [ -d "$dir/shared/pg-src" ]; then
+			src=$dir/shared/pg-src
+			break
+		fi
+	done
+	src=${src:-$root/../shared/pg-src}
+fi
 caches=${GS_PG_CACHE:-/var/cache/gpusort}
 if [ "$version" = "$major" ]; then
 	# the newest tarball of that major version, else the newest build of it in the cache
@@ -26,7 +38,7 @@ if [ "$version" = "$major" ]; then
 		version=${version%.orig.tar.bz2}
 	else
 		built=$(cd "$caches" 2>/dev/null && ls -d pg-"$major".*/.complete 2>/dev/null | sort -V | tail -1 || true)
-		[ -n "$built" ] || { echo "pg-build.sh: no postgresql-${major}_*.orig.tar.bz2 in $src (set GS_PG_SRC)" >&2; exit 1; }
+		[ -n "$built" ] || { echo "pg-build.sh: no postgresql-${major}_*.orig.tar.bz2 in $src (set GS_PG_SRC)" >&2; exit 3; }
 		version=${built%/.complete}
 		version=${version#pg-}
 	fi
@@ -39,7 +51,8 @@ if [ -x "$cache/bin/pg_config" ] && [ -f "$cache/.complete" ]; then
 	exit 0
 fi
 
-[ -f "$src/$tarball" ] || { echo "pg-build.sh: $src/$tarball not found (set GS_PG_SRC)" >&2; exit 1; }
+# exit status 3: there is no source to build from (scripts/test.sh reports a skip)
+[ -f "$src/$tarball" ] || { echo "pg-build.sh: $src/$tarball not found (set GS_PG_SRC)" >&2; exit 3; }
 (cd "$src" && grep " $tarball\$" SHA256SUMS | sha256sum -c --quiet -) >&2 ||
 	{ echo "pg-build.sh: $tarball does not match SHA256SUMS" >&2; exit 1; }
 

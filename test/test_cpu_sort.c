@@ -450,7 +450,7 @@ check_case(gs_type type, gs_dist dist, size_t n, int directions)
 static void
 test_sizes_distributions(void)
 {
-	/* the sizes, plus 63..65 around the switch from insertion sort to radix */
+	/* the sizes the benchmarks use, plus 63..65 around the switch from insertion sort to radix */
 	static const size_t sizes[] = {0, 1, 2, 3, 5, 7, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025,
 		4093, 65535, 65536, 65537, 1000003};
 	size_t		nsizes = sizeof(sizes) / sizeof(sizes[0]);

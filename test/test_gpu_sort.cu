@@ -541,7 +541,7 @@ test_matrix(gpu_buffers *b, const std::vector<gs_algorithm> &algos, bool quick)
 }
 
 /*
- * The large sizes of the issue.  A CPU sort of each would hold the GPU host
+ * The large sizes (up to the 1 GB bound).  A CPU sort of each would hold the GPU host
  * for minutes, so they are checked exactly without one: check_argsort
  * admits only the stable sort, and keys-only must equal its keys.
  */
