@@ -77,7 +77,7 @@ SET bench.devices = :'devices';
 SET bench.workers = :'workers';
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
-CREATE TEMP TABLE results (what text, method text, workers int, ms float8, ran_on text);
+CREATE TEMP TABLE results (what text, method text, workers int, ms float8, ran_on text, in_function_ms float8);
 
 CREATE FUNCTION pg_temp.bench(what text, method text, q text, parallel int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
@@ -85,8 +85,10 @@ DECLARE
 BEGIN
 	PERFORM set_config('max_parallel_workers_per_gather', parallel::text, false);
 	m := pg_temp.median_ms(q, current_setting('bench.runs')::int);
+	-- the last run's sort (gpusort_last_run), where the statement ran one of gpusort's
 	INSERT INTO results SELECT what, method, parallel, m.sql_ms,
-		(SELECT device || ' ' || algorithm FROM gpusort_last_run());
+		(SELECT device || ' ' || algorithm FROM gpusort_last_run() WHERE method !~ 'PostgreSQL'),
+		(SELECT total_ms FROM gpusort_last_run() WHERE method !~ 'PostgreSQL');
 END $$;
 
 DO $$
@@ -95,6 +97,8 @@ DECLARE
 	w int := current_setting('bench.workers')::int;
 	nine text := '''{0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9}''::float8[]';
 BEGIN
+	PERFORM pg_temp.bench('median', 'count(f), the scan alone (PostgreSQL)', 'SELECT count(f) FROM t', 0);
+	PERFORM pg_temp.bench('median', 'count(f), the scan alone (PostgreSQL)', 'SELECT count(f) FROM t', w);
 	PERFORM pg_temp.bench('median', 'percentile_cont (PostgreSQL)',
 						  'SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY f) FROM t', 0);
 	PERFORM pg_temp.bench('1000 groups', 'percentile_cont (PostgreSQL)',
@@ -143,7 +147,8 @@ END $$;
 SELECT 'plan', string_agg(trim(line), '; ')
 FROM pg_temp.plan('SELECT gpu_median(f) FROM t') line
 WHERE line ~ 'Workers|Partial|Finalize';
-SELECT 'row', what, method, workers, round(ms::numeric, 1), coalesce(ran_on, '') FROM results ORDER BY what, method, workers;
+SELECT 'row', what, method, workers, round(ms::numeric, 1), coalesce(ran_on, ''),
+	   coalesce(round(in_function_ms::numeric, 1)::text, '') FROM results ORDER BY what, method, workers;
 SELECT 'pg', version();
 SELECT 'gpu', format('%s (compute capability %s, %s MB, %s SMs)', name, compute_capability, memory_total_mb, multiprocessors)
 FROM gpusort_devices();
@@ -171,21 +176,24 @@ base() { lines row | awk -F'|' -v w="$1" -v m="$2" '$1 == w && $2 == m { print $
 	echo "- answers checked equal (gpu_median = percentile_cont, gpu_topk = gpu_sort[1:100]): $(lines check | sed 's/t/yes/; s/^f$/NO/')"
 	echo "- parallel plan of gpu_median: $(lines plan)"
 	echo
-	echo "| query | method | workers | ms | PostgreSQL / this | ran on (last sort) |"
-	echo "| --- | --- | ---: | ---: | ---: | --- |"
-	lines row | while IFS='|' read -r what method w ms ran; do
+	echo "ms: the whole statement; in gpusort: the last run's sort as gpusort_last_run().total_ms gives it"
+	echo "(for an aggregate, the sort of its final function; with workers, the leader's)."
+	echo
+	echo "| query | method | workers | ms | PostgreSQL / this | ran on (last sort) | in gpusort, ms |"
+	echo "| --- | --- | ---: | ---: | ---: | --- | ---: |"
+	lines row | while IFS='|' read -r what method w ms ran infn; do
 		case "$what" in
 			top-100*) ref=$(base "$what" 'ORDER BY LIMIT (PostgreSQL)') ;;
 			*) ref=$(base "$what" 'percentile_cont (PostgreSQL)') ;;
 		esac
 		ratio=$(awk -v a="$ref" -v b="$ms" 'BEGIN { if (b > 0) printf "%.1fx", a / b }')
-		echo "| $what | $(echo "$method" | sed 's/:\(.*\)$/ (device \1)/') | $w | $ms | $ratio | $ran |"
+		echo "| $what | $(echo "$method" | sed 's/:\(.*\)$/ (device \1)/') | $w | $ms | $ratio | $ran | $infn |"
 	done
 	echo
-	sort_ms=$(lines row | awk -F'|' '$2 ~ /^gpu_sort/ { print $2 "|" $4 }')
-	topk_ms=$(lines row | awk -F'|' '$2 ~ /^gpu_topk/ { print $2 "|" $4 }')
+	sort_ms=$(lines row | awk -F'|' '$2 ~ /^gpu_sort/ { print $2 "|" $4 "|" $6 }')
+	topk_ms=$(lines row | awk -F'|' '$2 ~ /^gpu_topk/ { print $2 "|" $4 "|" $6 }')
 	echo "gpu_topk(a, 100) vs gpu_sort(a) of the same $rows-element array:"
-	paste -d'|' <(echo "$topk_ms") <(echo "$sort_ms") | awk -F'|' '{ d = $1; sub(/^[^:]*:/, "", d); if ($2 > 0) printf "device %s: %.1fx faster (%s ms vs %s ms)\n", d, $4 / $2, $2, $4 }'
+	paste -d'|' <(echo "$topk_ms") <(echo "$sort_ms") | awk -F'|' '{ d = $1; sub(/^[^:]*:/, "", d); if ($2 > 0) printf "device %s: the statement %.1fx faster (%s ms vs %s ms)", d, $5 / $2, $2, $5; if ($3 > 0) printf ", in gpusort %.1fx (%s ms vs %s ms)", $6 / $3, $3, $6; printf "\n" }'
 } >"$out"
 rm -f "$raw"
 gs_log "wrote $out"
