@@ -212,6 +212,24 @@ gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
 	SortAggState *state;
 	bool		descending = false;
 
+	/*
+	 * Most rows: a by-value element appended to an ascending state with room
+	 * for it.  This path makes no call, since at 10^7 rows each nanosecond
+	 * per row is 10 ms of the statement.
+	 */
+	if (PG_NARGS() == 2 && !PG_ARGISNULL(0) && !PG_ARGISNULL(1))
+	{
+		state = (SortAggState *) PG_GETARG_POINTER(0);
+		if (state->typbyval && !state->descending && state->nvalues < state->capacity)
+		{
+			store_att_byval(state->values + state->nvalues * state->typlen, PG_GETARG_DATUM(1),
+							state->typlen);
+			state->nvalues++;
+			state->sorted = false;	/* two values at least */
+			PG_RETURN_POINTER(state);
+		}
+	}
+
 	if (PG_NARGS() > 2)
 	{
 		if (PG_ARGISNULL(2))
