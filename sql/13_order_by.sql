@@ -4,6 +4,9 @@
 -- key: ob_check compares "q" under the node with "q, ctid" under Sort, and says
 -- whether the node ran at all.
 
+-- The planner offers the node once the module is loaded in the session:
+-- preloaded in server mode, else by LOAD (or a first call of a gpusort function).
+LOAD 'gpusort';
 SET max_parallel_workers_per_gather = 0;
 SET work_mem = '64MB';
 

@@ -10,6 +10,9 @@
 -- The base seed is fixed so that the output is stable; another one:
 --   PGOPTIONS='-c gpusort_test.order_by_seed=12345' make installcheck REGRESS=14_order_by_property
 
+-- The planner offers the node once the module is loaded in the session:
+-- preloaded in server mode, else by LOAD (or a first call of a gpusort function).
+LOAD 'gpusort';
 SET max_parallel_workers_per_gather = 0;
 SET work_mem = '64MB';
 
