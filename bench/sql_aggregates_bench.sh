@@ -19,6 +19,7 @@
 # scripts/test.sh, in a throwaway cluster.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
+source "$(dirname "$0")/bench_lib.sh"
 cd "$GS_ROOT"
 
 devices=cpu
@@ -42,13 +43,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-cpu_model=$( { lscpu 2>/dev/null || true; } | sed -n 's/^Model name: *//p' | head -1)
-cores=$(nproc)
+gs_bench_machine
 workers=${workers:-$((cores < 8 ? cores : 8))}
-if [ -z "$host" ]; then
-	host=$(printf '%s-%scores' "${cpu_model:-unknown-cpu}" "$cores" |
-		tr 'A-Z' 'a-z' | sed 's/([^)]*)//g; s/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
-fi
+host=${host:-$host_slug}
 mkdir -p "$outdir"
 out=${out:-$outdir/aggregates-${devices//,/+}-$host.md}
 
@@ -161,14 +158,7 @@ gs_stop_cluster
 lines() { grep "^$1|" "$raw" | cut -d'|' -f2- || true; }
 base() { lines row | awk -F'|' -v w="$1" -v m="$2" '$1 == w && $2 == m { print $4 }' | head -1; }
 {
-	echo "# SQL benchmark: percentiles and top-k (gpusort vs PostgreSQL)"
-	echo
-	echo "- date: $(date -u +%Y-%m-%d)"
-	echo "- CPU: ${cpu_model:-unknown}, $cores cores ($(uname -m))"
-	lines gpu | sed 's/^/- GPU: /'
-	lines info | sed 's/^/- gpusort: /'
-	lines pg | sed 's/ on .*//; s/^/- server: /'
-	echo "- gpusort: ${BENCH_SOURCE:-commit $(git -C "$GS_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+	gs_bench_header "SQL benchmark: percentiles and top-k (gpusort vs PostgreSQL)" "$raw"
 	echo "- how: bench/sql_aggregates_bench.sh --devices $devices --rows $rows --runs $runs --workers $workers;"
 	echo "  one psql session; a table of $rows random float8 rows (g = i % 1000) and one stored array of $rows"
 	echo "  random float8; median of $runs runs after one warm-up, whole statement, milliseconds;"

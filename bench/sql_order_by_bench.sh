@@ -20,6 +20,7 @@
 # Sets up, builds and installs like scripts/test.sh, in a throwaway cluster.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
+source "$(dirname "$0")/bench_lib.sh"
 cd "$GS_ROOT"
 
 devices=cpu
@@ -41,13 +42,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-cpu_model=$( { lscpu 2>/dev/null || true; } | sed -n 's/^Model name: *//p' | head -1)
-[ -n "$cpu_model" ] || cpu_model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -1 || true)
-cores=$(nproc)
-if [ -z "$host" ]; then
-	host=$(printf '%s-%scores' "${cpu_model:-unknown-cpu}" "$cores" |
-		tr 'A-Z' 'a-z' | sed 's/([^)]*)//g; s/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
-fi
+gs_bench_machine
+host=${host:-$host_slug}
 out=${out:-${OUT:+$OUT/}bench/results/order-by-${devices//,/+}-$host.md}
 mkdir -p "$(dirname "$out")"
 
@@ -131,14 +127,7 @@ gs_stop_cluster
 IFS=, read -r -a devs <<<"$devices"
 lines() { grep "^$1|" "$raw" | cut -d'|' -f2- || true; }
 {
-	echo "# ORDER BY benchmark: gpusort's sort node vs PostgreSQL's Sort"
-	echo
-	echo "- date: $(date -u +%Y-%m-%d)"
-	echo "- CPU: ${cpu_model:-unknown}, $cores cores ($(uname -m))"
-	lines gpu | sed 's/^/- GPU: /'
-	lines info | sed 's/^/- gpusort: /'
-	lines pg | sed 's/ on .*//; s/^/- server: /'
-	echo "- gpusort: ${BENCH_SOURCE:-commit $(git -C "$GS_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+	gs_bench_header "ORDER BY benchmark: gpusort's sort node vs PostgreSQL's Sort" "$raw"
 	echo "- how: bench/sql_order_by_bench.sh --devices $devices --rows $rows --runs $runs --work-mem $work_mem;"
 	echo "  one psql session, a table of random (x int4, f float8) rows, median of $runs runs after one warm-up,"
 	echo "  milliseconds of the whole statement; work_mem = $work_mem, shared_buffers = 2GB,"

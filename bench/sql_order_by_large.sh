@@ -18,6 +18,7 @@
 # Sets up, builds and installs like scripts/test.sh, in a throwaway cluster.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
+source "$(dirname "$0")/bench_lib.sh"
 cd "$GS_ROOT"
 
 rows=100000000
@@ -34,8 +35,7 @@ while [ $# -gt 0 ]; do
 		*) make_args+=("$1"); shift ;;
 	esac
 done
-cpu_model=$( { lscpu 2>/dev/null || true; } | sed -n 's/^Model name: *//p' | head -1)
-cores=$(nproc)
+gs_bench_machine
 out=${out:-${OUT:-bench/results}/order-by-large-$(date -u +%Y-%m-%d).md}
 mkdir -p "$(dirname "$out")"
 
@@ -95,13 +95,7 @@ gs_stop_cluster
 
 lines() { grep "^$1|" "$raw" | cut -d'|' -f2- || true; }
 {
-	echo "# ORDER BY past work_mem: the sort node against PostgreSQL's Sort"
-	echo
-	echo "- date: $(date -u +%Y-%m-%d)"
-	echo "- CPU: ${cpu_model:-unknown}, $cores cores ($(uname -m))"
-	lines info | sed 's/^/- gpusort: /'
-	lines pg | sed 's/ on .*//; s/^/- server: /'
-	echo "- gpusort: ${BENCH_SOURCE:-commit $(git -C "$GS_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+	gs_bench_header "ORDER BY past work_mem: the sort node against PostgreSQL's Sort" "$raw"
 	echo "- how: bench/sql_order_by_large.sh --rows $rows --work-mem $work_mem --device $device; one run each,"
 	echo "  whole statement in ms; each checks its own output (count, sum, rows smaller than the one before)"
 	echo "- expected: $(lines expect | awk -F'|' '{ printf "%s rows, sum %s", $1, $2 }')"
