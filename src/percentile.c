@@ -61,7 +61,17 @@ Datum
 gpu_percentile_transfn(PG_FUNCTION_ARGS)
 {
 	SortAggState *state = gpusort_agg_state(fcinfo, "gpu_percentile_transfn", false);
-	bool		is_array = get_fn_expr_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
+	bool		is_array;
+
+	/* the fraction's type, looked up once per query rather than per row */
+	if (fcinfo->flinfo->fn_extra == NULL)
+	{
+		bool	   *cached = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(bool));
+
+		*cached = get_fn_expr_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
+		fcinfo->flinfo->fn_extra = cached;
+	}
+	is_array = *(bool *) fcinfo->flinfo->fn_extra;
 
 	gpusort_agg_add(state, fcinfo, 1);
 

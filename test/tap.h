@@ -1,16 +1,32 @@
 /*
  * tap.h: Test Anything Protocol output for the C tests of kernels/, so that
  * .ci/run and scripts/test.sh count them the same way ("ok N - ...",
- * "not ok N - ...", then the plan "1..N").  Header-only, C and CUDA host C++.
+ * "not ok N - ...", then the plan "1..N"), and the allocator the tests share.
+ * Header-only, C and CUDA host C++.
  */
 #ifndef GPUSORT_TAP_H
 #define GPUSORT_TAP_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int	tap_run;
 static int	tap_failed;
+
+/* malloc for the tests: out of memory ends the program with status 2 (a failure to the harness). */
+static inline void *
+xmalloc(size_t bytes)
+{
+	void	   *p = malloc(bytes ? bytes : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory for %zu bytes\n", bytes);
+		exit(2);
+	}
+	return p;
+}
 
 /* Records one check; prints "ok"/"not ok" with a printf-style description. */
 static inline int

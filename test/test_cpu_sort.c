@@ -188,12 +188,6 @@ xrealloc(void *p, size_t bytes)
 	return p;
 }
 
-static void *
-xmalloc(size_t bytes)
-{
-	return xrealloc(NULL, bytes);
-}
-
 typedef struct scratch_buf
 {
 	unsigned char *block;

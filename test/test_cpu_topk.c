@@ -23,19 +23,6 @@
 
 static bool quick;
 
-static void *
-xmalloc(size_t bytes)
-{
-	void	   *p = malloc(bytes ? bytes : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory for %zu bytes\n", bytes);
-		exit(2);
-	}
-	return p;
-}
-
 /* A buffer of bytes followed by GUARD poisoned bytes. */
 static unsigned char *
 guarded(size_t bytes)

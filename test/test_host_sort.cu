@@ -37,19 +37,6 @@ message_ok(const gs_error *err)
 		err->message[len - 1] != '.';
 }
 
-static void *
-xmalloc(size_t bytes)
-{
-	void	   *p = malloc(bytes ? bytes : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
-		exit(2);
-	}
-	return p;
-}
-
 /* The CPU's answer: sorted keys and the stable permutation. */
 static void
 cpu_reference(gs_type type, const void *in, size_t n, bool descending, void *keys, uint32_t *perm)

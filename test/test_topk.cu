@@ -21,19 +21,6 @@
 
 static bool quick;
 
-static void *
-xmalloc(size_t bytes)
-{
-	void	   *p = malloc(bytes ? bytes : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory for %zu bytes\n", bytes);
-		exit(2);
-	}
-	return p;
-}
-
 #define CK(call) \
 	do { \
 		cudaError_t e_ = (call); \
@@ -79,6 +66,9 @@ check_device(gs_type type, const void *input, size_t n, size_t k, bool desc,
 	CK(cudaMalloc(&d_keys, k * w));
 	CK(cudaMalloc((void **) &d_perm, k * sizeof(uint32_t)));
 	CK(cudaMemcpy(d_in, input, n * w, cudaMemcpyHostToDevice));
+	/* poisoned, so that an output left unwritten cannot pass for the answer */
+	CK(cudaMemset(d_keys, 0xA5, k * w));
+	CK(cudaMemset(d_perm, 0xA5, k * sizeof(uint32_t)));
 	memset(&a, 0, sizeof(a));
 	a.type = type;
 	a.n = n;
@@ -87,14 +77,18 @@ check_device(gs_type type, const void *input, size_t n, size_t k, bool desc,
 	a.keys_in = d_in;
 	a.keys_out = d_keys;
 	a.positions_out = d_perm;
+	d_temp = NULL;
 	if (gs_gpu_topk(&a, &err) != GS_OK)
 	{
 		snprintf(why, whylen, "size query: %.120s", err.message);
-		return false;
+		ok = false;
 	}
-	CK(cudaMalloc(&d_temp, a.temp_bytes ? a.temp_bytes : 1));
-	a.temp = d_temp;
-	if (gs_gpu_topk(&a, &err) != GS_OK)
+	else
+	{
+		CK(cudaMalloc(&d_temp, a.temp_bytes ? a.temp_bytes : 1));
+		a.temp = d_temp;
+	}
+	if (ok && gs_gpu_topk(&a, &err) != GS_OK)
 	{
 		snprintf(why, whylen, "top-k: %.120s", err.message);
 		ok = false;
@@ -119,7 +113,7 @@ check_device(gs_type type, const void *input, size_t n, size_t k, bool desc,
 	CK(cudaFree(d_in));
 	CK(cudaFree(d_keys));
 	CK(cudaFree(d_perm));
-	CK(cudaFree(d_temp));
+	CK(cudaFree(d_temp));		/* NULL after a failed size query: a no-op */
 	free(got_keys);
 	free(got_perm);
 	return ok;
