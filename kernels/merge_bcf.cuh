@@ -745,6 +745,7 @@ gs_merge_bcf_run(gs_gpu_sort_args *args, gs_error *err)
 		int			x,
 					f;
 		gs_status	st;
+		gs_merge_path_options opt;
 
 		while ((1u << final_rounds) < p.sp)
 			final_rounds++;
@@ -754,7 +755,8 @@ gs_merge_bcf_run(gs_gpu_sort_args *args, gs_error *err)
 		gs_bcf_sample_kernel<K><<<(unsigned) ((m + 255) / 256), 256, 0, stream>>>
 			(keys[cur], n, p.run, p.s, samples[0]);
 		GS_LAUNCH_CHECK("merge sort (bcf): sample launch", err);
-		st = gs_merge_path_run<K, false, false>(samples, NULL, m, codec, false, false, stream, err);
+		gs_merge_path_default_options(&opt);
+		st = gs_merge_path_run<K, false, false>(samples, NULL, m, codec, false, false, &opt, NULL, stream, err);
 		if (st != GS_OK)
 			return st;
 		gs_bcf_splitter_kernel<K><<<1, 1024, 0, stream>>>(samples[0], m, p.nb, splitters, nsplit);

@@ -2,8 +2,9 @@
  * merge_block.cuh: thread-, warp- and block-level primitives of the
  * merge-path merge sort (merge_sort.cu), after the Thrust / Modern GPU design
  * analysed in seed 003: a per-thread sorting network in registers, the merge
- * path split of two sorted runs (serial in shared memory, 32-way parallel
- * across a warp in global memory) and the serial merge of E items.
+ * path split of two sorted runs (serial in shared memory; in global memory
+ * serial, or 8- or 32-way parallel across lanes of a warp) and the serial
+ * merge of E items.
  *
  * Stability: every primitive takes from the left run (A) on ties, so the
  * sort built on them is stable.
@@ -95,28 +96,33 @@ gs_merge_path(const K *ak, const uint32_t *av, int la,
 }
 
 /*
- * The same split in global memory, found by a whole warp: each step tests 32
- * evenly spaced candidates at once and keeps the interval between the last
- * true and the first false, so a run of length L costs about log32(L)
- * dependent loads instead of log2(L) (a lone binary search pays global
- * latency, not bandwidth).  All lanes must call it; all get the result.
+ * The same split in global memory, found by a group of LANES consecutive
+ * lanes of a warp (LANES = 8 or 32): each step tests LANES evenly spaced
+ * candidates at once and keeps the interval between the last true and the
+ * first false, so a run of length L costs about log_LANES(L) dependent loads
+ * instead of log2(L) (a lone binary search pays global latency, not
+ * bandwidth), at LANES loads of each run per step.  All lanes of the group
+ * must call it with the same arguments; all get the result.  Groups of one
+ * warp may be at different steps: each ballot names its own group only.
  */
-template <typename K, bool PAIR>
+template <typename K, bool PAIR, int LANES>
 static __device__ __forceinline__ size_t
-gs_warp_merge_path(const K *ak, const uint32_t *av, size_t la,
-				   const K *bk, const uint32_t *bv, size_t lb, size_t diag)
+gs_group_merge_path(const K *ak, const uint32_t *av, size_t la,
+					const K *bk, const uint32_t *bv, size_t lb, size_t diag)
 {
-	const unsigned lane = threadIdx.x & 31;
+	static_assert(LANES == 8 || LANES == 32, "a group is 8 or 32 lanes");
+	const unsigned lane = threadIdx.x & (LANES - 1);
+	const unsigned shift = (threadIdx.x & 31) & ~(unsigned) (LANES - 1);
+	const unsigned group_mask = (LANES == 32 ? 0xFFFFFFFFu : (1u << LANES) - 1) << shift;
 	size_t		lo = diag > lb ? diag - lb : 0;
 	size_t		hi = diag < la ? diag : la;
 
 	/* invariant: the answer is in [lo, hi] */
 	for (;;)
 	{
-		size_t		step = hi - lo > 32 ? (hi - lo + 31) / 32 : 1;
+		size_t		step = hi - lo > LANES ? (hi - lo + LANES - 1) / LANES : 1;
 		size_t		p = lo + lane * step;
 		bool		t = false;
-		unsigned	mask;
 		int			c;
 
 		if (p < hi)
@@ -125,8 +131,8 @@ gs_warp_merge_path(const K *ak, const uint32_t *av, size_t la,
 
 			t = gs_le<K, PAIR>(ak[p], PAIR ? av[p] : 0, bk[j], PAIR ? bv[j] : 0);
 		}
-		mask = __ballot_sync(0xFFFFFFFFu, t);
-		c = __popc(mask);		/* the predicate is monotone: a prefix is true */
+		/* the predicate is monotone: a prefix of the group is true */
+		c = __popc(__ballot_sync(group_mask, t) & group_mask);
 		if (step == 1)
 			return lo + (size_t) c;
 		if (c == 0)
@@ -139,6 +145,28 @@ gs_warp_merge_path(const K *ak, const uint32_t *av, size_t la,
 				hi = next_hi;
 		}
 	}
+}
+
+/* The split in global memory by one thread alone: a binary search. */
+template <typename K, bool PAIR>
+static __device__ __forceinline__ size_t
+gs_thread_merge_path(const K *ak, const uint32_t *av, size_t la,
+					 const K *bk, const uint32_t *bv, size_t lb, size_t diag)
+{
+	size_t		lo = diag > lb ? diag - lb : 0;
+	size_t		hi = diag < la ? diag : la;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) >> 1;
+		size_t		j = diag - 1 - mid;
+
+		if (gs_le<K, PAIR>(ak[mid], PAIR ? av[mid] : 0, bk[j], PAIR ? bv[j] : 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /*

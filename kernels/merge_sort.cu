@@ -17,41 +17,91 @@
 #include "merge_sort.cuh"
 
 /*
+ * A shape of the merge-path sort: the block sort's threads and items per
+ * thread (b, E), with a floor on its resident blocks per SM (0 = none), and
+ * the same for the merge passes.  The passes may use other (b, E) than the
+ * block sort: a pass block merges whatever part of two runs its output tile
+ * needs, so only its tile must divide twice the block sort's tile (a pass
+ * tile then never straddles two pairs of runs).
+ */
+template <int SORT_THREADS_, int SORT_ITEMS_, int SORT_MIN_BLOCKS_,
+		  int PASS_THREADS_, int PASS_ITEMS_, int PASS_MIN_BLOCKS_>
+struct gs_merge_shape
+{
+	static constexpr int THREADS = SORT_THREADS_;
+	static constexpr int ITEMS = SORT_ITEMS_;
+	static constexpr int MIN_BLOCKS = SORT_MIN_BLOCKS_;
+	static constexpr int TILE = THREADS * ITEMS;
+	static constexpr int PASS_THREADS = PASS_THREADS_;
+	static constexpr int PASS_ITEMS = PASS_ITEMS_;
+	static constexpr int PASS_MIN_BLOCKS = PASS_MIN_BLOCKS_;
+	static constexpr int PASS_TILE = PASS_THREADS * PASS_ITEMS;
+	static_assert((2 * TILE) % PASS_TILE == 0, "a pass tile must divide twice the block sort's tile");
+};
+
+/*
  * Tuning for sm_90, one entry per key width and values or not (CUB style:
  * retuning touches no algorithm code).  E is odd so that E and the 32 banks
  * are co-prime: with even E sorted input would already be a worst case
  * (seed 003, section III).  64-bit keys take two banks each, so E odd
  * again avoids the half-warp pattern.
+ *
+ * The merge passes' blocks are smaller than the block sort's, with a floor
+ * on resident blocks per SM (so a register cap; 0 = none).  Measured on the
+ * H100 (bench/results/merge-pass-shape-h100-2026-11-23.md), Gkeys/s at 10^7
+ * / 10^8 with the fused split: 32-bit keys 16.5 / 15.1 with 512x15 at 3
+ * blocks per SM, 18.1 / 17.5 with 256x15 at 8 (32 registers); 32-bit argsort
+ * 8.5 / 7.4 -> 9.2 / 7.9; 64-bit keys 10.2 / 8.8 -> 10.7 / 9.2 with 256x11 at
+ * 6 (at 8 they spill and lose 5%).  Shapes not measured keep 512 threads.
  */
 template <typename K, bool VALUES>
 struct gs_merge_policy
 {
-	static constexpr int THREADS = 512;
 	static constexpr int ITEMS = sizeof(K) == 8 ? (VALUES ? 9 : 11) : (VALUES ? 11 : 15);
-	static constexpr int TILE = THREADS * ITEMS;
-	static constexpr size_t SMEM = (size_t) TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
-
-	/*
-	 * The merge passes' blocks, smaller than the block sort's, with a floor on
-	 * resident blocks per SM (so a register cap; 0 = none).  Each pass block
-	 * starts with a chain of dependent global loads (its merge-path split), so
-	 * more, smaller blocks per SM overlap more of those chains.  Measured on
-	 * the H100 (bench/results/merge-pass-shape-h100-2026-11-23.md), Gkeys/s at
-	 * 10^7 / 10^8: 32-bit keys 16.5 / 15.1 with 512x15 at 3 blocks per SM,
-	 * 18.1 / 17.5 with 256x15 at 8 (32 registers); 32-bit argsort 8.5 / 7.4 ->
-	 * 9.2 / 7.9; 64-bit keys 10.2 / 8.8 -> 10.7 / 9.2 with 256x11 at 6 (at 8
-	 * they spill and lose 5%).  Shapes not measured keep 512 threads.  A pass
-	 * tile must divide twice the block sort's tile.
-	 */
 	static constexpr bool MEASURED = sizeof(K) == 4 || (sizeof(K) == 8 && !VALUES);
-	static constexpr int PASS_THREADS = MEASURED ? 256 : THREADS;
-	static constexpr int PASS_MIN_BLOCKS = !MEASURED ? 0 : sizeof(K) == 8 ? 6 : 8;
-	static constexpr int PASS_TILE = PASS_THREADS * ITEMS;
-	static constexpr size_t PASS_SMEM = (size_t) PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
-	static_assert((2 * TILE) % PASS_TILE == 0, "a pass tile must divide twice the block sort's tile");
+	typedef gs_merge_shape<512, ITEMS, 0,
+						   MEASURED ? 256 : 512, ITEMS,
+						   !MEASURED ? 0 : sizeof(K) == 8 ? 6 : 8> shape;
 };
 
+/*
+ * The shapes selectable for 32-bit keys without values (gs_merge_path_options;
+ * shape 0 is the policy's).  The worst-case input of seed 003 makes E threads
+ * of a warp read one bank at each of the E steps of a merge, E^2 wavefronts
+ * per warp where random input costs about 3.4 E (bench/worst_case_gen), so
+ * its extra cost per key grows with E: shapes 1 and 2 merge 5 keys per thread
+ * in the passes (worst case 25 wavefronts per warp of 160 keys instead of 225
+ * per 480), shape 3 also sorts its tiles with E = 7 (1024 threads, 7168 keys:
+ * the same number of passes as 7680 up to 1.1 * 10^8 keys).
+ */
+typedef gs_merge_shape<512, 15, 0, 256, 5, 8> gs_merge_shape_1;
+typedef gs_merge_shape<512, 15, 0, 512, 5, 4> gs_merge_shape_2;
+typedef gs_merge_shape<1024, 7, 0, 256, 7, 8> gs_merge_shape_3;
+
+/* Calls F::template run<shape>() for the shape a key width uses under shape index s. */
+template <typename K, bool VALUES, typename F>
+static gs_status
+gs_merge_with_shape(int s, F &f)
+{
+	if constexpr (sizeof(K) == 4 && !VALUES)
+	{
+		switch (s)
+		{
+			case 1:
+				return f.template run<gs_merge_shape_1>();
+			case 2:
+				return f.template run<gs_merge_shape_2>();
+			case 3:
+				return f.template run<gs_merge_shape_3>();
+			default:
+				break;
+		}
+	}
+	return f.template run<typename gs_merge_policy<K, VALUES>::shape>();
+}
+
 static gs_merge_variant gs_merge_current_variant = GS_MERGE_PATH;
+static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_FUSED, 0, -1};
 
 extern "C" void
 gs_merge_set_variant(gs_merge_variant v)
@@ -73,25 +123,120 @@ gs_merge_variant_name(gs_merge_variant v)
 }
 
 extern "C" void
+gs_merge_path_default_options(gs_merge_path_options *o)
+{
+	o->split = GS_MERGE_SPLIT_FUSED;
+	o->shape = 0;
+	o->max_passes = -1;
+}
+
+extern "C" void
+gs_merge_path_set_options(const gs_merge_path_options *o)
+{
+	if ((unsigned) o->split < GS_NUM_MERGE_SPLITS && o->shape >= 0 && o->shape < GS_NUM_MERGE_SHAPES)
+		gs_merge_path_current = *o;
+}
+
+extern "C" void
+gs_merge_path_get_options(gs_merge_path_options *o)
+{
+	*o = gs_merge_path_current;
+}
+
+extern "C" const char *
+gs_merge_split_name(gs_merge_split s)
+{
+	switch (s)
+	{
+		case GS_MERGE_SPLIT_FUSED:
+			return "fused";
+		case GS_MERGE_SPLIT_THREAD:
+			return "thread";
+		case GS_MERGE_SPLIT_LANES8:
+			return "lanes8";
+		case GS_MERGE_SPLIT_WARP:
+			return "warp";
+		default:
+			return "unknown";
+	}
+}
+
+extern "C" const char *
+gs_merge_shape_name(int shape)
+{
+	switch (shape)
+	{
+		case 0:
+			return "sort 512x15, pass 256x15";
+		case 1:
+			return "sort 512x15, pass 256x5";
+		case 2:
+			return "sort 512x15, pass 512x5";
+		case 3:
+			return "sort 1024x7, pass 256x7";
+		default:
+			return "unknown";
+	}
+}
+
+/* Reports a shape's four numbers (the F of gs_merge_with_shape). */
+struct gs_merge_shape_numbers
+{
+	int			threads,
+				items,
+				pass_threads,
+				pass_items;
+
+	template <typename S>
+	gs_status	run(void)
+	{
+		threads = S::THREADS;
+		items = S::ITEMS;
+		pass_threads = S::PASS_THREADS;
+		pass_items = S::PASS_ITEMS;
+		return GS_OK;
+	}
+};
+
+static gs_merge_shape_numbers
+gs_merge_numbers(gs_type type, bool values)
+{
+	gs_merge_shape_numbers f;
+	int			s = gs_merge_path_current.shape;
+
+	switch (gs_type_size(type))
+	{
+		case 8:
+			values ? gs_merge_with_shape<uint64_t, true>(s, f) : gs_merge_with_shape<uint64_t, false>(s, f);
+			break;
+		case 4:
+			values ? gs_merge_with_shape<uint32_t, true>(s, f) : gs_merge_with_shape<uint32_t, false>(s, f);
+			break;
+		default:
+			values ? gs_merge_with_shape<uint16_t, true>(s, f) : gs_merge_with_shape<uint16_t, false>(s, f);
+			break;
+	}
+	return f;
+}
+
+extern "C" void
 gs_merge_path_tuning(gs_type type, bool values, int *threads, int *items)
 {
-	size_t		w = gs_type_size(type);
+	gs_merge_shape_numbers f = gs_merge_numbers(type, values);
 
-	if (w == 8)
-	{
-		*threads = values ? gs_merge_policy<uint64_t, true>::THREADS : gs_merge_policy<uint64_t, false>::THREADS;
-		*items = values ? gs_merge_policy<uint64_t, true>::ITEMS : gs_merge_policy<uint64_t, false>::ITEMS;
-	}
-	else if (w == 4)
-	{
-		*threads = values ? gs_merge_policy<uint32_t, true>::THREADS : gs_merge_policy<uint32_t, false>::THREADS;
-		*items = values ? gs_merge_policy<uint32_t, true>::ITEMS : gs_merge_policy<uint32_t, false>::ITEMS;
-	}
-	else
-	{
-		*threads = values ? gs_merge_policy<uint16_t, true>::THREADS : gs_merge_policy<uint16_t, false>::THREADS;
-		*items = values ? gs_merge_policy<uint16_t, true>::ITEMS : gs_merge_policy<uint16_t, false>::ITEMS;
-	}
+	*threads = f.threads;
+	*items = f.items;
+}
+
+extern "C" void
+gs_merge_path_pass_tuning(gs_type type, bool values, int *pass_threads, int *pass_items)
+{
+	gs_merge_shape_numbers f = gs_merge_numbers(type, values);
+
+	if (pass_threads != NULL)
+		*pass_threads = f.pass_threads;
+	if (pass_items != NULL)
+		*pass_items = f.pass_items;
 }
 
 /* ------------------------------------------------------------------------
@@ -106,8 +251,8 @@ gs_merge_path_tuning(gs_type type, bool values, int *threads, int *items)
  * The last, partial tile is padded with the largest key; padding sorts after
  * real keys equal to it because the sort is stable and padding comes last.
  */
-template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS>
-__global__ void __launch_bounds__(THREADS)
+template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 						   const uint32_t *vals_in, uint32_t *vals_out,
 						   size_t n, gs_key_codec codec, int encode, int decode)
@@ -155,23 +300,61 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 }
 
 /*
- * One pairwise merge pass: sorted runs of length run become runs of 2*run.
- * Block = one output tile of PASS_THREADS*E elements (the policy's pass
- * shape), which never straddles two pairs (2*run is a multiple of the tile).  Warps 0 and 1 find where the tile
- * starts and ends in the left run (merge path in global memory, fused here
- * instead of a separate partition kernel so its latency overlaps other
- * blocks' work); the block then stages both pieces contiguously in shared
- * memory, each thread merges E outputs, and the tile goes out coalesced.
+ * Where each output tile of a merge pass starts in the left run of its pair
+ * (its merge-path split), for the pass that merges runs of length run into
+ * runs of 2*run: splits[g] for tile g of tile keys.  LANES lanes search for
+ * one tile (1: a binary search per thread).  Launched before every pass when
+ * the split is not fused, so that the pass blocks can start loading at once.
  */
-template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS>
+template <typename K, bool PAIR, int LANES>
+__global__ void __launch_bounds__(256)
+gs_merge_partition_kernel(const K *keys, const uint32_t *vals, size_t n, size_t run,
+						  int tile, size_t tiles, size_t *splits)
+{
+	const size_t g = ((size_t) blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+	size_t		out_begin,
+				pair_start,
+				a_end,
+				b_end,
+				s;
+
+	/* whole groups leave together: LANES divides the block */
+	if (g >= tiles)
+		return;
+	out_begin = g * (size_t) tile;
+	pair_start = out_begin / (2 * run) * (2 * run);
+	a_end = min(pair_start + run, n);
+	b_end = min(pair_start + 2 * run, n);
+	if constexpr (LANES == 1)
+		s = gs_thread_merge_path<K, PAIR>(keys + pair_start, vals + pair_start, a_end - pair_start,
+										  keys + a_end, vals + a_end, b_end - a_end, out_begin - pair_start);
+	else
+		s = gs_group_merge_path<K, PAIR, LANES>(keys + pair_start, vals + pair_start, a_end - pair_start,
+												keys + a_end, vals + a_end, b_end - a_end, out_begin - pair_start);
+	if ((threadIdx.x & (LANES - 1)) == 0)
+		splits[g] = s;
+}
+
+/*
+ * One pairwise merge pass: sorted runs of length run become runs of 2*run.
+ * Block = one output tile of THREADS*ITEMS elements (the shape's pass
+ * tile), which never straddles two pairs (2*run is a multiple of the tile).
+ * The tile's start and end in the left run (merge path in global memory)
+ * come from splits[] (written by the partition kernel; a tile that ends its
+ * pair ends at the left run's end), or, when FUSED, are searched here by
+ * warps 0 and 1 while the other warps wait.  The block then stages
+ * both pieces contiguously in shared memory (the left piece first), each
+ * thread merges ITEMS outputs, and the tile goes out coalesced.
+ */
+template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS, bool FUSED>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 					 const uint32_t *vals_in, uint32_t *vals_out,
-					 size_t n, size_t run, gs_key_codec codec, int decode)
+					 size_t n, size_t run, const size_t *splits, gs_key_codec codec, int decode)
 {
 	constexpr int TILE = THREADS * ITEMS;
 	extern __shared__ __align__(16) unsigned char gs_smem[];
-	__shared__ size_t split[2];
+	__shared__ size_t split_found[2];
 	K		   *sk = (K *) gs_smem;
 	uint32_t   *sv = (uint32_t *) (sk + TILE);
 	const int	tid = threadIdx.x;
@@ -187,25 +370,37 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 	K			k[ITEMS];
 	uint32_t	v[ITEMS];
 	int			idx[ITEMS];
+	size_t		split0,
+				split1;
 	int			na,
 				nb;
 
-	if (tid < 64)
+	if (!FUSED)
 	{
-		size_t		d = tid < 32 ? diag0 : diag1;
-		size_t		s = gs_warp_merge_path<K, PAIR>(keys_in + pair_start, vals_in + pair_start, la,
-													keys_in + a_end, vals_in + a_end, lb, d);
-
-		if ((tid & 31) == 0)
-			split[tid >> 5] = s;
+		/* the same two addresses for every thread: one load per warp each */
+		split0 = splits[blockIdx.x];
+		split1 = diag1 == la + lb ? la : splits[blockIdx.x + 1];
 	}
-	__syncthreads();
-	na = (int) (split[1] - split[0]);
+	else
+	{
+		if (tid < 64)
+		{
+			size_t		d = tid < 32 ? diag0 : diag1;
+			size_t		s = gs_group_merge_path<K, PAIR, 32>(keys_in + pair_start, vals_in + pair_start, la,
+															 keys_in + a_end, vals_in + a_end, lb, d);
+
+			if ((tid & 31) == 0)
+				split_found[tid >> 5] = s;
+		}
+		__syncthreads();
+		split0 = split_found[0];
+		split1 = split_found[1];
+	}
+	na = (int) (split1 - split0);
 	nb = total - na;
 	{
-		const size_t a0 = pair_start + split[0];
-		const size_t b0 = a_end + (diag0 - split[0]);
-
+		const size_t a0 = pair_start + split0;
+		const size_t b0 = a_end + (diag0 - split0);
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
 		{
@@ -274,18 +469,23 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
  * ------------------------------------------------------------------------ */
 
 /*
- * Runs the block sort and the merge passes.  Ping-pong between the two
- * buffers; the block sort writes to whichever makes the last pass end in
- * buffer 0, so the result is always in keys[0]/vals[0].
+ * Runs the block sort and the merge passes of shape S.  Ping-pong between
+ * the two buffers; the block sort writes to whichever makes the last pass
+ * end in buffer 0, so the result is always in keys[0]/vals[0].  splits:
+ * room for one size_t per pass tile, for a split other than FUSED.
  */
-template <typename K, bool VALUES, bool PAIR>
+template <typename K, bool VALUES, bool PAIR, typename S>
 static gs_status
-gs_merge_path_run(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
-				  bool encode, bool decode, cudaStream_t stream, gs_error *err)
+gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
+						bool encode, bool decode, gs_merge_split split, size_t *splits,
+						int max_passes, cudaStream_t stream, gs_error *err)
 {
-	typedef gs_merge_policy<K, VALUES> P;
-	const size_t tiles = (n + P::TILE - 1) / P::TILE;
-	const size_t pass_tiles = (n + P::PASS_TILE - 1) / P::PASS_TILE;
+	const size_t tiles = (n + S::TILE - 1) / S::TILE;
+	const size_t pass_tiles = (n + S::PASS_TILE - 1) / S::PASS_TILE;
+	const size_t smem = (size_t) S::TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
+	const size_t pass_smem = (size_t) S::PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
+	const int	lanes = split == GS_MERGE_SPLIT_WARP ? 32 : split == GS_MERGE_SPLIT_LANES8 ? 8 : 1;
+	const unsigned partition_blocks = (unsigned) ((pass_tiles * lanes + 255) / 256);
 	int			passes = 0;
 	int			cur;
 
@@ -293,29 +493,130 @@ gs_merge_path_run(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
 		return gs_fail(err, GS_ERR_TOO_LARGE, "merge sort: %zu keys are too many", n);
 	while (((size_t) 1 << passes) < tiles)
 		passes++;
+	if (split == GS_MERGE_SPLIT_FUSED)
+		splits = NULL;
+	else if (splits == NULL)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "merge sort: no temporary memory for the splits");
 
-	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>>(P::SMEM)), err);
-	GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, P::PASS_THREADS, P::ITEMS, P::PASS_MIN_BLOCKS>>(P::PASS_SMEM)), err);
+	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>>(smem)), err);
+	if (splits == NULL)
+		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+													 S::PASS_MIN_BLOCKS, true>>(pass_smem)), err);
+	else
+		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+													 S::PASS_MIN_BLOCKS, false>>(pass_smem)), err);
 
 	cur = passes & 1;
-	gs_merge_block_sort_kernel<K, VALUES, PAIR, P::THREADS, P::ITEMS>
-		<<<(unsigned) tiles, P::THREADS, P::SMEM, stream>>>
+	gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>
+		<<<(unsigned) tiles, S::THREADS, smem, stream>>>
 		(keys[0], keys[cur], VALUES ? vals[0] : NULL, VALUES ? vals[cur] : NULL,
 		 n, codec, encode, decode && passes == 0);
 	GS_LAUNCH_CHECK("merge sort: block sort launch", err);
 
-	for (int p = 0; p < passes; p++)
+	for (int p = 0; p < passes && (max_passes < 0 || p < max_passes); p++)
 	{
-		size_t		run = (size_t) P::TILE << p;
+		size_t		run = (size_t) S::TILE << p;
+		const K    *kin = keys[cur];
+		const uint32_t *vin = VALUES ? vals[cur] : NULL;
 
-		gs_merge_pass_kernel<K, VALUES, PAIR, P::PASS_THREADS, P::ITEMS, P::PASS_MIN_BLOCKS>
-			<<<(unsigned) pass_tiles, P::PASS_THREADS, P::PASS_SMEM, stream>>>
-			(keys[cur], keys[cur ^ 1], VALUES ? vals[cur] : NULL, VALUES ? vals[cur ^ 1] : NULL,
-			 n, run, codec, decode && p == passes - 1);
+		if (split == GS_MERGE_SPLIT_THREAD)
+			gs_merge_partition_kernel<K, PAIR, 1><<<partition_blocks, 256, 0, stream>>>
+				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
+		else if (split == GS_MERGE_SPLIT_LANES8)
+			gs_merge_partition_kernel<K, PAIR, 8><<<partition_blocks, 256, 0, stream>>>
+				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
+		else if (split == GS_MERGE_SPLIT_WARP)
+			gs_merge_partition_kernel<K, PAIR, 32><<<partition_blocks, 256, 0, stream>>>
+				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
+		if (splits == NULL)
+			gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS, S::PASS_MIN_BLOCKS, true>
+				<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
+				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
+				 n, run, NULL, codec, decode && p == passes - 1);
+		else
+		{
+			GS_LAUNCH_CHECK("merge sort: partition launch", err);
+			gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS, S::PASS_MIN_BLOCKS, false>
+				<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
+				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
+				 n, run, splits, codec, decode && p == passes - 1);
+		}
 		GS_LAUNCH_CHECK("merge sort: merge pass launch", err);
 		cur ^= 1;
 	}
 	return GS_OK;
+}
+
+/* gs_merge_path_run_shape with the shape picked at run time (the F of gs_merge_with_shape). */
+template <typename K, bool VALUES, bool PAIR>
+struct gs_merge_path_call
+{
+	K		  **keys;
+	uint32_t  **vals;
+	size_t		n;
+	gs_key_codec codec;
+	bool		encode,
+				decode;
+	gs_merge_path_options opt;
+	size_t	   *splits;
+	cudaStream_t stream;
+	gs_error   *err;
+
+	template <typename S>
+	gs_status	run(void)
+	{
+		return gs_merge_path_run_shape<K, VALUES, PAIR, S>(keys, vals, n, codec, encode, decode, opt.split,
+														   splits, opt.max_passes, stream, err);
+	}
+};
+
+template <typename K, bool VALUES, bool PAIR>
+static gs_status
+gs_merge_path_run(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec, bool encode, bool decode,
+				  const gs_merge_path_options *opt, size_t *splits, cudaStream_t stream, gs_error *err)
+{
+	gs_merge_path_call<K, VALUES, PAIR> f = {keys, vals, n, codec, encode, decode, *opt, splits, stream, err};
+
+	return gs_merge_with_shape<K, VALUES>(opt->shape, f);
+}
+
+/* Pass tiles of n keys under the current options (the partition kernel writes a split per tile). */
+struct gs_merge_pass_tiles
+{
+	size_t		n,
+				tiles;
+
+	template <typename S>
+	gs_status	run(void)
+	{
+		tiles = (n + S::PASS_TILE - 1) / S::PASS_TILE;
+		return GS_OK;
+	}
+};
+
+/* Temporary memory of the merge-path variant: the splits when a partition kernel writes them. */
+static size_t
+gs_merge_path_temp_bytes(const gs_gpu_sort_args *args)
+{
+	gs_merge_pass_tiles f = {args->n, 0};
+	int			s = gs_merge_path_current.shape;
+	bool		values = args->values[0] != NULL;
+
+	if (gs_merge_current_variant != GS_MERGE_PATH || gs_merge_path_current.split == GS_MERGE_SPLIT_FUSED)
+		return 256;
+	switch (gs_type_size(args->type))
+	{
+		case 8:
+			values ? gs_merge_with_shape<uint64_t, true>(s, f) : gs_merge_with_shape<uint64_t, false>(s, f);
+			break;
+		case 4:
+			values ? gs_merge_with_shape<uint32_t, true>(s, f) : gs_merge_with_shape<uint32_t, false>(s, f);
+			break;
+		default:
+			values ? gs_merge_with_shape<uint16_t, true>(s, f) : gs_merge_with_shape<uint16_t, false>(s, f);
+			break;
+	}
+	return gs_align_up(f.tiles * sizeof(size_t), 256);
 }
 
 #include "merge_bcf.cuh"
@@ -326,14 +627,17 @@ gs_merge_sort_ordered(K *keys[2], uint32_t *vals[2], size_t n, bool pair,
 					  cudaStream_t stream, gs_error *err)
 {
 	gs_key_codec codec = {0, 0};
+	gs_merge_path_options opt;
 
+	/* no temporary memory here: the fused split and the policy's shape */
+	gs_merge_path_default_options(&opt);
 	if (n <= 1)
 		return GS_OK;
 	if (vals == NULL || vals[0] == NULL)
-		return gs_merge_path_run<K, false, false>(keys, NULL, n, codec, false, false, stream, err);
+		return gs_merge_path_run<K, false, false>(keys, NULL, n, codec, false, false, &opt, NULL, stream, err);
 	if (pair)
-		return gs_merge_path_run<K, true, true>(keys, vals, n, codec, false, false, stream, err);
-	return gs_merge_path_run<K, true, false>(keys, vals, n, codec, false, false, stream, err);
+		return gs_merge_path_run<K, true, true>(keys, vals, n, codec, false, false, &opt, NULL, stream, err);
+	return gs_merge_path_run<K, true, false>(keys, vals, n, codec, false, false, &opt, NULL, stream, err);
 }
 
 template gs_status gs_merge_sort_ordered<uint16_t>(uint16_t *keys[2], uint32_t *vals[2], size_t n,
@@ -359,26 +663,32 @@ gs_merge_sort_typed(gs_gpu_sort_args *args, gs_error *err)
 
 	args->result_selector = 0;
 	if (vals[0] != NULL)
-		return gs_merge_path_run<K, true, false>(keys, vals, args->n, codec, true, true, stream, err);
-	return gs_merge_path_run<K, false, false>(keys, vals, args->n, codec, true, true, stream, err);
+		return gs_merge_path_run<K, true, false>(keys, vals, args->n, codec, true, true, &gs_merge_path_current,
+												 (size_t *) args->temp, stream, err);
+	return gs_merge_path_run<K, false, false>(keys, vals, args->n, codec, true, true, &gs_merge_path_current,
+											  (size_t *) args->temp, stream, err);
 }
 
 extern "C" gs_status
 gs_merge_sort_gpu(gs_gpu_sort_args *args, gs_error *err)
 {
 	size_t		w = gs_type_size(args->type);
+	size_t		need;
 
 	if (w == 0)
 		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "merge sort: unknown key type %d", (int) args->type);
+	need = gs_merge_bcf_temp_bytes(args);
+	if (need < gs_merge_path_temp_bytes(args))
+		need = gs_merge_path_temp_bytes(args);
 	if (args->temp == NULL)
 	{
-		/* the merge-path variant needs none; the BCF variant a little */
-		args->temp_bytes = gs_merge_bcf_temp_bytes(args);
+		/* the merge path's splits (none when fused), or the BCF variant's buffers */
+		args->temp_bytes = need;
 		return GS_OK;
 	}
-	if (args->temp_bytes < gs_merge_bcf_temp_bytes(args))
+	if (args->temp_bytes < need)
 		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "merge sort: temp_bytes %zu is too small (need %zu)",
-					   args->temp_bytes, gs_merge_bcf_temp_bytes(args));
+					   args->temp_bytes, need);
 	args->algorithm_used = GS_ALGO_MERGE;
 	if (args->n <= 1)
 	{

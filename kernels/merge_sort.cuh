@@ -32,11 +32,60 @@ gs_merge_variant gs_merge_get_variant(void);
 const char *gs_merge_variant_name(gs_merge_variant v);
 
 /*
+ * Run-time choices inside the merge-path variant, for benchmarks and tests
+ * (not thread safe; the defaults are the measured best, see
+ * bench/NOTES-comparison.md).
+ *
+ * split: how a merge pass learns where each of its tiles starts in the two
+ * runs it merges.  FUSED: warps 0 and 1 of every pass block search for the
+ * tile's two ends (a 32-way merge-path search in global memory) before the
+ * block can load anything.  The others launch a partition kernel before
+ * every pass that writes each tile's start to temporary memory (one search
+ * per tile instead of two), so pass blocks start loading at once: THREAD
+ * searches with a binary search per thread (the longest dependent chain, the
+ * least traffic), LANES8 with 8 lanes testing 8 candidates per step, WARP
+ * with 32.
+ *
+ * shape: the block sort's (b, E) and the passes' (b, E) for 32-bit keys
+ * without values (the other key widths and argsort always take shape 0).
+ * gs_merge_shape_name() names them; see gs_merge_path_tuning.
+ *
+ * max_passes: stops after that many merge passes (-1: all); the result is
+ * then not sorted.  Only for timing the block sort alone.
+ */
+typedef enum gs_merge_split
+{
+	GS_MERGE_SPLIT_FUSED = 0,
+	GS_MERGE_SPLIT_THREAD,
+	GS_MERGE_SPLIT_LANES8,
+	GS_MERGE_SPLIT_WARP,
+	GS_NUM_MERGE_SPLITS
+} gs_merge_split;
+
+#define GS_NUM_MERGE_SHAPES 4
+
+typedef struct gs_merge_path_options
+{
+	gs_merge_split split;
+	int			shape;			/* 0 .. GS_NUM_MERGE_SHAPES - 1 */
+	int			max_passes;
+} gs_merge_path_options;
+
+void		gs_merge_path_set_options(const gs_merge_path_options *o);
+void		gs_merge_path_get_options(gs_merge_path_options *o);
+void		gs_merge_path_default_options(gs_merge_path_options *o);
+const char *gs_merge_split_name(gs_merge_split s);
+const char *gs_merge_shape_name(int shape);
+
+/*
  * Threads per block (b) and elements per thread (E) of the merge-path
- * variant for a key type, with or without values: the parameters of its
- * merging rounds, which the worst-case inputs of seed 003 are built for.
+ * variant for a key type, with or without values, under the current
+ * options: the block sort's (threads, items) and the merge passes' (
+ * pass_threads, pass_items; either pointer may be NULL): the parameters of
+ * its merging rounds, which the worst-case inputs of seed 003 are built for.
  */
 void		gs_merge_path_tuning(gs_type type, bool values, int *threads, int *items);
+void		gs_merge_path_pass_tuning(gs_type type, bool values, int *pass_threads, int *pass_items);
 
 #ifdef __cplusplus
 }
