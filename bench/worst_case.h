@@ -34,6 +34,13 @@
  *   - E even, or rounds whose runs do not start at bank 0 (the first in-block
  *     rounds): a random split with half the keys from each run.
  *
+ * The merge passes may use another (E, b) than the block sort (a pass tile
+ * of b_pass * E_pass keys dividing twice the block sort's tile): the same
+ * construction then applies to the passes with their own (E, b), since a
+ * pass tile stages its pieces of A and B the same way (A at 0, B after it),
+ * and each warp of L (R) takes (E+1)/2*w keys of A (B) again, so every piece
+ * starts at bank 0.  gs_worst_case_fill_shape builds that input.
+ *
  * Header-only C (C99 and CUDA host C++).  Deterministic in its arguments.
  */
 #ifndef GPUSORT_WORST_CASE_H
@@ -321,21 +328,26 @@ gs_wc_rand(uint64_t *s)
 
 /*
  * Fills out[0 .. n) with a permutation of 0 .. n-1 that is a worst case for a
- * merge sort with (E, b) on w banks; n must be b * E * 2^k.  Returns 0, or -1
- * when n has the wrong form or memory runs out.
+ * merge sort on w banks whose block sort has (E, b) and whose merge passes
+ * have (pass_e, pass_b); n must be b * E * 2^k.  Returns 0, or -1 when n has
+ * the wrong form or memory runs out.
  */
 static inline int
-gs_worst_case_fill(uint32_t *out, size_t n, int E, int b, int w, uint64_t seed)
+gs_worst_case_fill_shape(uint32_t *out, size_t n, int E, int b, int pass_e, int pass_b, int w,
+						 uint64_t seed)
 {
 	const size_t tile = (size_t) b * E;
-	gs_wc_split l_split[GS_WC_MAX_W];
+	gs_wc_split l_split[GS_WC_MAX_W],
+				pass_split[GS_WC_MAX_W];
 	int			have = gs_wc_warp_splits(w, E, l_split) >= 0;
+	int			have_pass = gs_wc_warp_splits(w, pass_e, pass_split) >= 0;
 	uint32_t   *cur,
 			   *next;
 	size_t		m;
 	uint64_t	rs = seed * UINT64_C(0x2545F4914F6CDD1D) + 1;
 
-	if (n < tile || n % tile != 0 || ((n / tile) & (n / tile - 1)) != 0 || b % (2 * w) != 0)
+	if (n < tile || n % tile != 0 || ((n / tile) & (n / tile - 1)) != 0 || b % (2 * w) != 0 ||
+		pass_b % (2 * w) != 0 || (2 * tile) % ((size_t) pass_b * pass_e) != 0)
 		return -1;
 	cur = out;
 	next = (uint32_t *) malloc(n * sizeof(uint32_t));
@@ -348,9 +360,14 @@ gs_worst_case_fill(uint32_t *out, size_t n, int E, int b, int w, uint64_t seed)
 	for (m = n; m > (size_t) E; m /= 2)
 	{
 		const size_t half = m / 2;
+		/* a merge pass (runs longer than a tile) or a round of the block sort */
+		const int	in_pass = m > tile;
+		const int	e = in_pass ? pass_e : E;
+		const gs_wc_split *sp = in_pass ? pass_split : l_split;
 		/* threads that share this merge and whether their runs start at bank 0 */
-		const size_t group = gs_wc_group(m, E, b);
-		const int	patterned = gs_wc_patterned(have, m, E, b, w);
+		const size_t group = in_pass ? gs_wc_group(m, pass_e, pass_b) : gs_wc_group(m, E, b);
+		const int	patterned = in_pass ? gs_wc_patterned(have_pass, m, pass_e, pass_b, w) :
+			gs_wc_patterned(have, m, E, b, w);
 
 		for (size_t base = 0; base < n; base += m)
 		{
@@ -362,7 +379,7 @@ gs_worst_case_fill(uint32_t *out, size_t n, int E, int b, int w, uint64_t seed)
 				int			from_a;
 
 				if (patterned)
-					from_a = gs_wc_from_a(l_split, E, w, group, k);
+					from_a = gs_wc_from_a(sp, e, w, group, k);
 				else
 				{
 					/* random, with exactly half from each run over the merge */
@@ -396,6 +413,13 @@ gs_worst_case_fill(uint32_t *out, size_t n, int E, int b, int w, uint64_t seed)
 		}
 	free(next);
 	return 0;
+}
+
+/* The worst case for a sort whose passes have the block sort's (E, b). */
+static inline int
+gs_worst_case_fill(uint32_t *out, size_t n, int E, int b, int w, uint64_t seed)
+{
+	return gs_worst_case_fill_shape(out, n, E, b, E, b, w, seed);
 }
 
 #endif							/* GPUSORT_WORST_CASE_H */

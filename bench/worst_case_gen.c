@@ -8,7 +8,11 @@
  * checking that every patterned merge takes its keys from A and B exactly as
  * intended.
  *
- *   worst_case_gen E b [w [n]]      e.g. worst_case_gen 17 256 32 1114112
+ *   worst_case_gen E b [w [n [pass_E pass_b]]]   e.g. worst_case_gen 17 256 32 1114112
+ *
+ * pass_E, pass_b: the merge passes' (E, b) when they differ from the block
+ * sort's (gs_worst_case_fill_shape); the replay then checks the passes'
+ * merges against their own pattern.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +53,8 @@ random_splits(int w, int E, gs_wc_split *sp, uint64_t *rs)
 
 /* Replays the merge sort on in[0..n) and checks the patterned merges; returns mismatches. */
 static size_t
-replay(const uint32_t *in, size_t n, int E, int b, int w, const gs_wc_split *l_split, int have)
+replay(const uint32_t *in, size_t n, int E, int b, int pass_e, int pass_b, int w,
+	   const gs_wc_split *l_split, int have, const gs_wc_split *pass_split, int have_pass)
 {
 	uint32_t   *cur = malloc(n * sizeof(uint32_t)),
 			   *next = malloc(n * sizeof(uint32_t));
@@ -61,8 +66,11 @@ replay(const uint32_t *in, size_t n, int E, int b, int w, const gs_wc_split *l_s
 		qsort(cur + i, E, sizeof(uint32_t), cmp_u32);
 	for (size_t m = 2 * E; m <= n; m *= 2)
 	{
-		size_t		group = gs_wc_group(m, E, b);
-		int			patterned = gs_wc_patterned(have, m, E, b, w);
+		int			in_pass = m > (size_t) E * b;
+		int			e = in_pass ? pass_e : E;
+		size_t		group = in_pass ? gs_wc_group(m, pass_e, pass_b) : gs_wc_group(m, E, b);
+		int			patterned = in_pass ? gs_wc_patterned(have_pass, m, pass_e, pass_b, w) :
+			gs_wc_patterned(have, m, E, b, w);
 
 		for (size_t base = 0; base < n; base += m)
 		{
@@ -78,7 +86,7 @@ replay(const uint32_t *in, size_t n, int E, int b, int w, const gs_wc_split *l_s
 				if (patterned)
 				{
 					checked++;
-					bad += from_a != gs_wc_from_a(l_split, E, w, group, k);
+					bad += from_a != gs_wc_from_a(in_pass ? pass_split : l_split, e, w, group, k);
 				}
 				next[base + k] = from_a ? cur[a++] : cur[bb++];
 			}
@@ -101,7 +109,10 @@ main(int argc, char **argv)
 				b,
 				w = 32;
 	size_t		n = 0;
+	int			pass_e,
+				pass_b;
 	gs_wc_split sp[GS_WC_MAX_W],
+				pass_sp[GS_WC_MAX_W],
 				rnd[GS_WC_MAX_W];
 	int			aligned;
 	uint64_t	rs = 12345;
@@ -110,7 +121,7 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 	{
-		fprintf(stderr, "usage: %s E b [w [n]]\n", argv[0]);
+		fprintf(stderr, "usage: %s E b [w [n [pass_E pass_b]]]\n", argv[0]);
 		return 2;
 	}
 	E = atoi(argv[1]);
@@ -119,6 +130,8 @@ main(int argc, char **argv)
 		w = atoi(argv[3]);
 	if (argc > 4)
 		n = strtoull(argv[4], NULL, 10);
+	pass_e = argc > 6 ? atoi(argv[5]) : E;
+	pass_b = argc > 6 ? atoi(argv[6]) : b;
 
 	aligned = gs_wc_warp_splits(w, E, sp);
 	printf("E = %d, b = %d, w = %d\n", E, b, w);
@@ -166,17 +179,22 @@ main(int argc, char **argv)
 		uint32_t   *chk = malloc(n * sizeof(uint32_t));
 		size_t		bad = 0;
 
-		if (gs_worst_case_fill(in, n, E, b, w, 1) != 0)
+		int			have_pass = gs_wc_warp_splits(w, pass_e, pass_sp) >= 0;
+
+		if (gs_worst_case_fill_shape(in, n, E, b, pass_e, pass_b, w, 1) != 0)
 		{
-			printf("n = %zu: not of the form b*E*2^k\n", n);
+			printf("n = %zu: not of the form b*E*2^k, or the pass tile does not divide 2*b*E\n", n);
 			return 1;
 		}
+		if (pass_e != E || pass_b != b)
+			printf("merge passes: E = %d, b = %d (construction: %s)\n", pass_e, pass_b,
+				   have_pass ? "patterned" : "random splits");
 		memcpy(chk, in, n * sizeof(uint32_t));
 		qsort(chk, n, sizeof(uint32_t), cmp_u32);
 		for (size_t i = 0; i < n; i++)
 			bad += chk[i] != i;
 		printf("n = %zu: permutation of 0..n-1: %s\n", n, bad ? "NO" : "yes");
-		bad += replay(in, n, E, b, w, sp, 1);
+		bad += replay(in, n, E, b, pass_e, pass_b, w, sp, 1, pass_sp, have_pass);
 		free(in);
 		free(chk);
 		return bad ? 1 : 0;
