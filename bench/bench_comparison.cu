@@ -6,18 +6,25 @@
  * warm-up runs, then the median of at least 9.  Prints markdown tables and
  * writes them to --out.
  *
- *   bench_comparison [--out FILE] [--quick] [--only SECTION]
+ *   bench_comparison [--out FILE] [--quick] [--only SECTION[,SECTION...]]
  *   bench_comparison --profile ours|cub|bcf --input random|worst --n N
  *
- * Sections: merge (ours, both variants, vs cub::DeviceMergeSort, thrust::sort
- * with a comparator, and our radix; int4 and float8 uniform 10^7 .. 10^8),
- * worst (merge sorts on the worst-case inputs of seed 003 against random
- * permutations of the same keys), quick (every distribution, 10^7 int4, vs
- * radix), small (every algorithm at 2^8 .. 2^24 keys: the bitonic / radix
- * crossover and the data for the auto rule).  --profile sorts once (after
- * one untimed sort of other data) for ncu's bank-conflict counters.
+ * Sections: merge (the merge-path sort under each of its variants, shape and
+ * split of gs_merge_path_options, against cub::DeviceMergeSort; int4 uniform
+ * 10^7 .. 10^8 per variant, with the block sort alone per shape, and the
+ * bcf variant, thrust::sort with a comparator and our radix sort for
+ * reference; float8 and int4 argsort per split), worst (each variant on the
+ * worst-case input of seed 003 built for its own shape, against a random
+ * permutation of the same keys; CUB on its own), quick (every distribution,
+ * 10^7 int4, vs radix), small (every algorithm at 2^8 .. 2^24 keys: the
+ * bitonic / radix crossover and the data for the auto rule).  A summary of
+ * the merge variants ends the output.  GS_BENCH_MERGE_VARIANTS="0/fused,
+ * 1/warp,..." restricts the variants (the first is then the reference and
+ * the one --profile uses).  --profile sorts once (after one untimed sort of
+ * other data) for ncu's bank-conflict counters.
  */
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <numeric>
 #include <random>
@@ -211,6 +218,100 @@ runs_for(size_t n)
 	return n >= 50000000 ? 9 : n >= 5000000 ? 15 : 31;
 }
 
+/* ---- merge-path variants (gs_merge_path_options) ---- */
+
+typedef struct merge_variant
+{
+	int			shape;
+	gs_merge_split split;
+} merge_variant;
+
+/*
+ * The variants to compare: every shape with every split, or the list in
+ * GS_BENCH_MERGE_VARIANTS ("SHAPE/SPLIT,...", e.g. "0/fused,1/warp").  The
+ * first is the reference for the others (the library's default).
+ */
+static std::vector<merge_variant>
+merge_variants(void)
+{
+	std::vector<merge_variant> v;
+	const char *env = getenv("GS_BENCH_MERGE_VARIANTS");
+	gs_merge_path_options d;
+
+	gs_merge_path_default_options(&d);
+	v.push_back({d.shape, d.split});
+	if (env == NULL)
+	{
+		for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
+			for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
+				if (sh != d.shape || sp != (int) d.split)
+					v.push_back({sh, (gs_merge_split) sp});
+		return v;
+	}
+	v.clear();
+	for (std::string rest = env; !rest.empty();)
+	{
+		size_t		comma = rest.find(',');
+		std::string item = rest.substr(0, comma);
+		char		name[32];
+		int			sh;
+
+		rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+		if (sscanf(item.c_str(), "%d/%31s", &sh, name) != 2 || sh < 0 || sh >= GS_NUM_MERGE_SHAPES)
+			continue;
+		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
+			if (strcmp(name, gs_merge_split_name((gs_merge_split) sp)) == 0)
+				v.push_back({sh, (gs_merge_split) sp});
+	}
+	if (v.empty())
+		v.push_back({d.shape, d.split});
+	return v;
+}
+
+static std::string
+variant_label(const merge_variant &v)
+{
+	char		l[96];
+
+	snprintf(l, sizeof(l), "%d/%s (%s)", v.shape, gs_merge_split_name(v.split), gs_merge_shape_name(v.shape));
+	return l;
+}
+
+static void
+use_variant(const merge_variant &v, int max_passes)
+{
+	gs_merge_path_options o;
+
+	gs_merge_set_variant(GS_MERGE_PATH);
+	o.shape = v.shape;
+	o.split = v.split;
+	o.max_passes = max_passes;
+	gs_merge_path_set_options(&o);
+}
+
+static void
+use_default_variant(void)
+{
+	gs_merge_path_options o;
+
+	gs_merge_path_default_options(&o);
+	gs_merge_path_set_options(&o);
+	gs_merge_set_variant(GS_MERGE_PATH);
+}
+
+/* What the final summary shows, filled in by the sections that ran. */
+static struct
+{
+	std::vector<merge_variant> variants;
+	std::vector<size_t> sizes;
+	std::vector<std::vector<double> > int4_ratio;	/* [variant][size]: CUB time / ours */
+	std::vector<std::vector<double> > argsort_ratio;	/* [variant][size], vs SortPairs */
+	std::vector<std::vector<double> > float8_ratio;	/* [variant][size] */
+	std::vector<double> worst;	/* [variant]: slowdown in percent on its own worst case */
+	std::vector<bool> have_worst;
+	bool		unsorted;
+} summary;
+
 /* ---- sections ---- */
 
 static void
@@ -218,55 +319,193 @@ section_merge(bool quick)
 {
 	std::vector<size_t> sizes = quick ? std::vector<size_t>{10000000}
 		: std::vector<size_t>{10000000, 30000000, 100000000};
+	std::vector<size_t> pair_sizes = quick ? std::vector<size_t>{10000000}
+		: std::vector<size_t>{10000000, 100000000};
+	std::vector<merge_variant> vs = merge_variants();
+	const size_t nv = vs.size();
+	std::vector<std::vector<double> > ms(nv, std::vector<double>(sizes.size())),
+				fms(nv, std::vector<double>(pair_sizes.size())),
+				ams(nv, std::vector<double>(pair_sizes.size()));
+	std::vector<double> cub(sizes.size()), thr(sizes.size()), rad(sizes.size()), bcf(sizes.size()),
+				fcub(pair_sizes.size()), acub(pair_sizes.size());
+	std::vector<std::vector<double> > block_ms(GS_NUM_MERGE_SHAPES, std::vector<double>(sizes.size(), -1));
 
-	out("\n## Merge sort, uniform keys (Gkeys/s; ratio to cub::DeviceMergeSort)\n\n");
-	out("| type | n | merge (path) | merge (bcf) | CUB merge | thrust::sort + comparator | radix (ours) | path / CUB |\n");
-	out("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-	for (gs_type t : {GS_INT4, GS_FLOAT8})
-		for (size_t n : sizes)
-		{
-			size_t		w = gs_type_size(t);
-			std::vector<unsigned char> in(n * w);
-			double		ms[5];
-			int			sel;
-			bool		ok = true;
+	summary.variants = vs;
+	summary.sizes = sizes;
+	summary.int4_ratio.assign(nv, std::vector<double>(sizes.size(), 0));
+	summary.argsort_ratio.assign(nv, std::vector<double>(pair_sizes.size(), 0));
+	summary.float8_ratio.assign(nv, std::vector<double>(pair_sizes.size(), 0));
 
-			fill_parallel(t, GS_DIST_UNIFORM, in.data(), n);
-			upload(in.data(), n, w);
-			gs_merge_set_variant(GS_MERGE_PATH);
-			ms[0] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, t, n, false); }, n, w, false, runs_for(n), &sel);
-			ok &= check_sorted(t, n, sel, false);
-			gs_merge_set_variant(GS_MERGE_BCF);
-			ms[1] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, t, n, false); }, n, w, false, runs_for(n), &sel);
-			ok &= check_sorted(t, n, sel, false);
-			gs_merge_set_variant(GS_MERGE_PATH);
-			ms[2] = time_sort([&]() { return sort_cub_merge(t, n, false); }, n, w, false, runs_for(n), &sel);
-			ok &= check_sorted(t, n, sel, true);
-			ms[3] = time_sort([&]() { return sort_thrust_cmp(t, n, false); }, n, w, false, runs_for(n), &sel);
-			ok &= check_sorted(t, n, sel, true);
-			ms[4] = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, t, n, false); }, n, w, false, runs_for(n), &sel);
-			ok &= check_sorted(t, n, sel, false);
-			out("| %s | %.0e | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f%s |\n", gs_type_name(t), (double) n,
-				n / ms[0] / 1e6, n / ms[1] / 1e6, n / ms[2] / 1e6, n / ms[3] / 1e6, n / ms[4] / 1e6,
-				ms[2] / ms[0], ok ? "" : " (UNSORTED OUTPUT)");
-		}
-	out("\nArgsort (keys + uint32 values), int4 uniform:\n\n");
-	out("| n | merge (path) | CUB merge SortPairs | radix (ours) |\n| --- | --- | --- | --- |\n");
-	for (size_t n : quick ? std::vector<size_t>{10000000} : std::vector<size_t>{10000000, 100000000})
+	/* int4 keys: every variant, CUB, thrust with a comparator, our radix sort */
+	for (size_t si = 0; si < sizes.size(); si++)
 	{
+		size_t		n = sizes[si];
 		std::vector<unsigned char> in(n * 4);
-		double		a,
-					c,
-					r;
 		int			sel;
 
 		fill_parallel(GS_INT4, GS_DIST_UNIFORM, in.data(), n);
 		upload(in.data(), n, 4);
-		a = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, true); }, n, 4, true, runs_for(n), &sel);
-		c = time_sort([&]() { return sort_cub_merge(GS_INT4, n, true); }, n, 4, true, runs_for(n), &sel);
-		r = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, GS_INT4, n, true); }, n, 4, true, runs_for(n), &sel);
-		out("| %.0e | %.2f | %.2f | %.2f |\n", (double) n, n / a / 1e6, n / c / 1e6, n / r / 1e6);
+		cub[si] = time_sort([&]() { return sort_cub_merge(GS_INT4, n, false); }, n, 4, false, runs_for(n), &sel);
+		summary.unsorted |= !check_sorted(GS_INT4, n, sel, true);
+		for (size_t v = 0; v < nv; v++)
+		{
+			use_variant(vs[v], -1);
+			ms[v][si] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); }, n, 4, false,
+								  runs_for(n), &sel);
+			if (!check_sorted(GS_INT4, n, sel, false))
+			{
+				summary.unsorted = true;
+				ms[v][si] = -ms[v][si];
+			}
+			summary.int4_ratio[v][si] = cub[si] / ms[v][si];
+			if (block_ms[vs[v].shape][si] < 0)
+			{
+				use_variant(vs[v], 0);
+				block_ms[vs[v].shape][si] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); },
+													  n, 4, false, runs_for(n), &sel);
+			}
+		}
+		gs_merge_set_variant(GS_MERGE_BCF);
+		bcf[si] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); }, n, 4, false,
+							runs_for(n), &sel);
+		summary.unsorted |= !check_sorted(GS_INT4, n, sel, false);
+		use_default_variant();
+		thr[si] = time_sort([&]() { return sort_thrust_cmp(GS_INT4, n, false); }, n, 4, false, runs_for(n), &sel);
+		rad[si] = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, GS_INT4, n, false); }, n, 4, false,
+							runs_for(n), &sel);
 	}
+	out("\n## Merge sort variants, int4 uniform keys (Gkeys/s; ratio to cub::DeviceMergeSort)\n\n");
+	out("Variant = shape/split: shape 0..%d (block sort and pass b x E, 32-bit keys without values), split = "
+		"how a pass finds its tiles (fused: in the pass block; thread, lanes8, warp: a partition kernel, "
+		"1, 8 or 32 lanes per split).  The first row is the library's default.\n\n", GS_NUM_MERGE_SHAPES - 1);
+	out("| variant |");
+	for (size_t n : sizes)
+		out(" %.0e |", (double) n);
+	for (size_t n : sizes)
+		out(" / CUB %.0e |", (double) n);
+	out("\n| --- |");
+	for (size_t i = 0; i < 2 * sizes.size(); i++)
+		out(" --- |");
+	out("\n");
+	for (size_t v = 0; v < nv; v++)
+	{
+		out("| %s |", variant_label(vs[v]).c_str());
+		for (size_t si = 0; si < sizes.size(); si++)
+			out(" %.2f%s |", sizes[si] / fabs(ms[v][si]) / 1e6, ms[v][si] < 0 ? " UNSORTED" : "");
+		for (size_t si = 0; si < sizes.size(); si++)
+			out(" %.3f |", summary.int4_ratio[v][si]);
+		out("\n");
+	}
+	for (int r = 0; r < 4; r++)
+	{
+		std::vector<double> &t = r == 0 ? cub : r == 1 ? thr : r == 2 ? rad : bcf;
+		const char *name[] = {"CUB DeviceMergeSort", "thrust::sort + comparator", "radix (ours)", "merge (bcf)"};
+
+		out("| %s |", name[r]);
+		for (size_t si = 0; si < sizes.size(); si++)
+			out(" %.2f |", sizes[si] / t[si] / 1e6);
+		for (size_t si = 0; si < sizes.size(); si++)
+			out(" %.3f |", cub[si] / t[si]);
+		out("\n");
+	}
+	out("\nThe block sort alone (ms; the rest of a variant's time is its passes):\n\n| shape |");
+	for (size_t n : sizes)
+		out(" %.0e |", (double) n);
+	out("\n| --- |");
+	for (size_t i = 0; i < sizes.size(); i++)
+		out(" --- |");
+	out("\n");
+	for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
+		if (block_ms[sh][0] >= 0)
+		{
+			out("| %d (%s) |", sh, gs_merge_shape_name(sh));
+			for (size_t si = 0; si < sizes.size(); si++)
+				out(" %.3f |", block_ms[sh][si]);
+			out("\n");
+		}
+
+	/* float8 keys and int4 argsort: the shape applies to 32-bit keys alone, so these compare splits */
+	for (int kind = 0; kind < 2; kind++)
+	{
+		gs_type		t = kind == 0 ? GS_FLOAT8 : GS_INT4;
+		bool		pairs = kind == 1;
+		size_t		w = gs_type_size(t);
+
+		for (size_t si = 0; si < pair_sizes.size(); si++)
+		{
+			size_t		n = pair_sizes[si];
+			std::vector<unsigned char> in(n * w);
+			int			sel;
+			double		c;
+
+			fill_parallel(t, GS_DIST_UNIFORM, in.data(), n);
+			upload(in.data(), n, w);
+			c = time_sort([&]() { return sort_cub_merge(t, n, pairs); }, n, w, pairs, runs_for(n), &sel);
+			(kind == 0 ? fcub : acub)[si] = c;
+			for (size_t v = 0; v < nv; v++)
+			{
+				double		m;
+				size_t		same = v;
+
+				/* one run per split; the variants that differ only in shape share it */
+				for (size_t u = 0; u < v; u++)
+					if (vs[u].split == vs[v].split && same == v)
+						same = u;
+				if (same != v)
+				{
+					(kind == 0 ? fms : ams)[v][si] = (kind == 0 ? fms : ams)[same][si];
+					(kind == 0 ? summary.float8_ratio : summary.argsort_ratio)[v][si] =
+						(kind == 0 ? summary.float8_ratio : summary.argsort_ratio)[same][si];
+					continue;
+				}
+				use_variant(vs[v], -1);
+				m = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, t, n, pairs); }, n, w, pairs, runs_for(n),
+							  &sel);
+				if (!check_sorted(t, n, sel, false))
+				{
+					summary.unsorted = true;
+					m = -m;
+				}
+				(kind == 0 ? fms : ams)[v][si] = m;
+				(kind == 0 ? summary.float8_ratio : summary.argsort_ratio)[v][si] = c / fabs(m);
+			}
+		}
+	}
+	use_default_variant();
+	out("\n## float8 keys and int4 argsort (keys + uint32 values) by split (Gkeys/s; ratio to CUB SortKeys / "
+		"SortPairs)\n\nThese keep shape 0 whatever the variant's shape: rows of other shapes repeat it.\n\n");
+	out("| split |");
+	for (size_t n : pair_sizes)
+		out(" float8 %.0e | / CUB |", (double) n);
+	for (size_t n : pair_sizes)
+		out(" argsort %.0e | / CUB |", (double) n);
+	out("\n| --- |");
+	for (size_t i = 0; i < 4 * pair_sizes.size(); i++)
+		out(" --- |");
+	out("\n");
+	for (size_t v = 0; v < nv; v++)
+	{
+		bool		seen = false;
+
+		for (size_t u = 0; u < v; u++)
+			seen |= vs[u].split == vs[v].split;
+		if (seen)
+			continue;
+		out("| %s |", gs_merge_split_name(vs[v].split));
+		for (size_t si = 0; si < pair_sizes.size(); si++)
+			out(" %.2f%s | %.3f |", pair_sizes[si] / fabs(fms[v][si]) / 1e6, fms[v][si] < 0 ? " UNSORTED" : "",
+				summary.float8_ratio[v][si]);
+		for (size_t si = 0; si < pair_sizes.size(); si++)
+			out(" %.2f%s | %.3f |", pair_sizes[si] / fabs(ams[v][si]) / 1e6, ams[v][si] < 0 ? " UNSORTED" : "",
+				summary.argsort_ratio[v][si]);
+		out("\n");
+	}
+	out("| CUB |");
+	for (size_t si = 0; si < pair_sizes.size(); si++)
+		out(" %.2f | 1.000 |", pair_sizes[si] / fcub[si] / 1e6);
+	for (size_t si = 0; si < pair_sizes.size(); si++)
+		out(" %.2f | 1.000 |", pair_sizes[si] / acub[si] / 1e6);
+	out("\n");
 }
 
 /* The largest b*E*2^k not above target. */
@@ -280,56 +519,134 @@ worst_size(int e, int b, size_t target)
 	return n;
 }
 
+/*
+ * Every variant on the worst-case input built for its own shape (the block
+ * sort's and the passes' (E, b), gs_worst_case_fill_shape) against a random
+ * permutation of the same keys; CUB on its own worst case for reference.
+ */
 static void
 section_worst(bool quick)
 {
-	int			ob,
-				oe;
+	std::vector<merge_variant> vs = merge_variants();
+	size_t		target = 16000000;
 
-	gs_merge_path_tuning(GS_INT4, false, &ob, &oe);
+	(void) quick;
+	summary.worst.assign(vs.size(), 0);
+	summary.have_worst.assign(vs.size(), false);
+	if (summary.variants.empty())
+		summary.variants = vs;
 	out("\n## Merge sorts on their worst-case inputs (seed 003), int4 keys 0..n-1\n\n");
-	out("Worst case built for (E, b); random = a random permutation of the same keys. ms (median).\n\n");
+	out("Worst case built for the sort's own block sort (E, b) and passes (E, b); random = a random permutation "
+		"of the same keys. ms (median).\n\n");
 	out("| sort | input built for | n | random | worst case | slowdown |\n| --- | --- | --- | --- | --- | --- |\n");
-	for (size_t target : quick ? std::vector<size_t>{16000000} : std::vector<size_t>{16000000, 80000000})
+	for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
 	{
-		struct
-		{
-			const char *sort;
-			int			cub;
-			int			e,
-						b;
-			const char *built;
-		}			rows[] = {
-			{"merge (path, ours)", 0, oe, ob, "ours"},
-			{"CUB DeviceMergeSort", 1, 17, 256, "CUB sm_90"},
-			{"merge (path, ours)", 0, 17, 256, "CUB sm_90"},
-			{"CUB DeviceMergeSort", 1, oe, ob, "ours"},
-		};
+		int			b,
+					e,
+					pb,
+					pe;
+		size_t		n;
+		bool		used = false;
 
-		for (auto &r : rows)
+		for (auto &v : vs)
+			used |= v.shape == sh;
+		if (!used)
+			continue;
+		use_variant({sh, GS_MERGE_SPLIT_FUSED}, -1);
+		gs_merge_path_tuning(GS_INT4, false, &b, &e);
+		gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
+		n = worst_size(e, b, target);
 		{
-			size_t		n = worst_size(r.e, r.b, target);
 			std::vector<uint32_t> worst(n), rnd(n);
-			double		ms_r,
-						ms_w;
-			int			sel;
+			char		built[96];
 
-			if (gs_worst_case_fill(worst.data(), n, r.e, r.b, 32, 1) != 0)
+			snprintf(built, sizeof(built), "sort E=%d b=%d, pass E=%d b=%d", e, b, pe, pb);
+			if (gs_worst_case_fill_shape(worst.data(), n, e, b, pe, pb, 32, 1) != 0)
 			{
-				out("| %s | E=%d b=%d | %zu | generator failed | | |\n", r.sort, r.e, r.b, n);
+				out("| shape %d | %s | %zu | generator failed | | |\n", sh, built, n);
 				continue;
 			}
 			random_permutation(rnd.data(), n, 5);
-			auto		run = [&]() { return r.cub ? sort_cub_merge(GS_INT4, n, false) : sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); };
+			for (size_t v = 0; v < vs.size(); v++)
+			{
+				double		ms_r,
+							ms_w;
+				int			sel;
+				bool		ok;
 
+				if (vs[v].shape != sh)
+					continue;
+				use_variant(vs[v], -1);
+				auto		run = [&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); };
+
+				upload(rnd.data(), n, 4);
+				ms_r = time_sort(run, n, 4, false, runs_for(n), &sel);
+				upload(worst.data(), n, 4);
+				ms_w = time_sort(run, n, 4, false, runs_for(n), &sel);
+				ok = check_sorted(GS_INT4, n, sel, false);
+				summary.unsorted |= !ok;
+				summary.worst[v] = 100.0 * (ms_w / ms_r - 1);
+				summary.have_worst[v] = true;
+				out("| %s | %s | %zu | %.3f | %.3f | %+.1f%%%s |\n", variant_label(vs[v]).c_str(), built, n, ms_r,
+					ms_w, summary.worst[v], ok ? "" : " UNSORTED");
+			}
+		}
+	}
+	use_default_variant();
+	{
+		size_t		n = worst_size(17, 256, target);
+		std::vector<uint32_t> worst(n), rnd(n);
+		double		ms_r,
+					ms_w;
+		int			sel;
+
+		if (gs_worst_case_fill(worst.data(), n, 17, 256, 32, 1) == 0)
+		{
+			auto		run = [&]() { return sort_cub_merge(GS_INT4, n, false); };
+
+			random_permutation(rnd.data(), n, 5);
 			upload(rnd.data(), n, 4);
 			ms_r = time_sort(run, n, 4, false, runs_for(n), &sel);
 			upload(worst.data(), n, 4);
 			ms_w = time_sort(run, n, 4, false, runs_for(n), &sel);
-			out("| %s | %s (E=%d, b=%d) | %zu | %.3f | %.3f | %+.1f%% |\n", r.sort, r.built, r.e, r.b, n, ms_r, ms_w,
+			out("| CUB DeviceMergeSort | CUB sm_90 (E=17, b=256) | %zu | %.3f | %.3f | %+.1f%% |\n", n, ms_r, ms_w,
 				100.0 * (ms_w / ms_r - 1));
 		}
 	}
+}
+
+/* One line per variant: what the targets ask (ratios to CUB at 10^7 and 10^8, the worst-case slowdown). */
+static void
+print_summary(void)
+{
+	const size_t nv = summary.variants.size();
+
+	if (nv == 0)
+		return;
+	out("\n## Summary (ratio = CUB time / ours: >= 1 is at or past CUB; worst = slowdown on its own worst case)\n\n");
+	out("| variant |");
+	for (size_t n : summary.sizes)
+		out(" int4 %.0e |", (double) n);
+	out(" argsort 1e7 | argsort 1e8 | float8 1e8 | worst |\n| --- |");
+	for (size_t i = 0; i < summary.sizes.size() + 4; i++)
+		out(" --- |");
+	out("\n");
+	for (size_t v = 0; v < nv; v++)
+	{
+		out("| %s |", variant_label(summary.variants[v]).c_str());
+		for (size_t si = 0; si < summary.sizes.size(); si++)
+			out(" %.3f |", v < summary.int4_ratio.size() ? summary.int4_ratio[v][si] : 0.0);
+		for (size_t si = 0; si < 2; si++)
+			out(" %.3f |", v < summary.argsort_ratio.size() && si < summary.argsort_ratio[v].size() ?
+				summary.argsort_ratio[v][si] : 0.0);
+		out(" %.3f |", v < summary.float8_ratio.size() && summary.float8_ratio[v].size() > 1 ?
+			summary.float8_ratio[v][1] : 0.0);
+		if (v < summary.have_worst.size() && summary.have_worst[v])
+			out(" %+.1f%% |\n", summary.worst[v]);
+		else
+			out(" |\n");
+	}
+	out("\nAll outputs sorted: %s\n", summary.unsorted ? "NO" : "yes");
 }
 
 static void
@@ -420,20 +737,29 @@ profile(const char *who, const char *input, size_t n)
 {
 	int			ob,
 				oe,
+				pb,
+				pe,
 				e,
 				b;
 	bool		cub = strcmp(who, "cub") == 0;
 	std::vector<uint32_t> keys(n);
 
+	use_variant(merge_variants()[0], -1);
 	gs_merge_path_tuning(GS_INT4, false, &ob, &oe);
+	gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
 	e = cub ? 17 : oe;
 	b = cub ? 256 : ob;
+	if (cub)
+	{
+		pe = e;
+		pb = b;
+	}
 	if (strcmp(who, "bcf") == 0)
 		gs_merge_set_variant(GS_MERGE_BCF);
 	n = worst_size(e, b, n);
 	if (strcmp(input, "worst") == 0)
 	{
-		if (gs_worst_case_fill(keys.data(), n, e, b, 32, 1) != 0)
+		if (gs_worst_case_fill_shape(keys.data(), n, e, b, pe, pb, 32, 1) != 0)
 			return 1;
 	}
 	else
@@ -448,6 +774,15 @@ profile(const char *who, const char *input, size_t n)
 	(void) (cub ? sort_cub_merge(GS_INT4, n, false) : sort_ours(GS_ALGO_MERGE, GS_INT4, n, false));
 	CHECK(cudaStreamSynchronize(stream));
 	return 0;
+}
+
+/* Whether a section is in the comma-separated --only list (all when there is none). */
+static bool
+wanted(const char *only, const char *section)
+{
+	std::string list = only == NULL ? "" : std::string(",") + only + ",";
+
+	return only == NULL || list.find(std::string(",") + section + ",") != std::string::npos;
 }
 
 int
@@ -478,7 +813,7 @@ main(int argc, char **argv)
 			pn = strtoull(argv[++i], NULL, 10);
 		else
 		{
-			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--only merge|worst|quick|small]\n"
+			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--only SECTION[,SECTION...]]  (small, merge, worst, quick)\n"
 					"       %s --profile ours|cub|bcf --input random|worst --n N\n", argv[0], argv[0]);
 			return 2;
 		}
@@ -506,14 +841,15 @@ main(int argc, char **argv)
 				"b = 256, E = 17 (int4), 8 (float8)\n", ob, oe);
 		}
 	}
-	if (only == NULL || strcmp(only, "small") == 0)
+	if (wanted(only, "small"))
 		section_small(quick);
-	if (only == NULL || strcmp(only, "merge") == 0)
+	if (wanted(only, "merge"))
 		section_merge(quick);
-	if (only == NULL || strcmp(only, "worst") == 0)
+	if (wanted(only, "worst"))
 		section_worst(quick);
-	if (only == NULL || strcmp(only, "quick") == 0)
+	if (wanted(only, "quick"))
 		section_quick(quick);
+	print_summary();
 
 	if (out_path != NULL)
 	{
