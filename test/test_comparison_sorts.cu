@@ -6,13 +6,19 @@
  *     distribution threshold;
  *   - the merge-path variant on the worst-case inputs of seed 003, for its
  *     own (E, b) and for CUB's;
+ *   - the merge-path variant under every option (gs_merge_path_options: each
+ *     shape with each way of finding a pass tile's split), across several
+ *     passes, and on the worst-case input built for each shape;
  *   - the quicksort with its depth limits lowered, so that tasks take the
  *     merge-sort and bitonic fallbacks;
  *   - argsort stability with many ties at sizes that need several passes;
  *   - the bitonic sort around its single-block capacity.
  * Outputs are poisoned before every sort.
  *
- *   test_comparison_sorts [--quick]     (--quick: small sizes, for compute-sanitizer)
+ *   test_comparison_sorts [--quick] [--only path]
+ *
+ * --quick: small sizes, for compute-sanitizer; --only path: the merge-path
+ * options alone.
  */
 #include <algorithm>
 #include <string>
@@ -236,16 +242,110 @@ static const gs_dist some_dists[] = {
 	GS_DIST_FEW_DISTINCT, GS_DIST_STAGGERED, GS_DIST_SPECIAL
 };
 
+/*
+ * The merge-path sort under every option: each shape (it matters for 32-bit
+ * keys without values) with each split, keys across several passes (pass
+ * tiles straddling nothing, partial last tiles and pairs), argsort and the
+ * other widths under each split, and each shape on the worst-case input
+ * built for it.  Restores the default options.
+ */
+static void
+test_path_options(device_buffers *b, bool quick)
+{
+	std::vector<size_t> sizes = quick ? std::vector<size_t>{1000, 7681, 40001}
+		: std::vector<size_t>{1000, 7681, 40001, 1300021};
+	gs_merge_path_options o;
+
+	gs_merge_set_variant(GS_MERGE_PATH);
+	for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
+		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
+		{
+			char		label[96];
+
+			gs_merge_path_default_options(&o);
+			o.shape = sh;
+			o.split = (gs_merge_split) sp;
+			gs_merge_path_set_options(&o);
+			snprintf(label, sizeof(label), "merge(path %d/%s)", sh, gs_merge_split_name(o.split));
+			for (gs_dist d : {GS_DIST_UNIFORM, GS_DIST_FEW_DISTINCT})
+				matrix_cell(b, label, GS_ALGO_MERGE, GS_INT4, d, sizes, sh == 0);
+			if (sh == 0)
+			{
+				matrix_cell(b, label, GS_ALGO_MERGE, GS_FLOAT8, GS_DIST_UNIFORM, sizes, true);
+				matrix_cell(b, label, GS_ALGO_MERGE, GS_INT2, GS_DIST_FEW_DISTINCT, sizes, true);
+				if (!quick)
+					for (gs_dist d : {GS_DIST_SORTED, GS_DIST_REVERSE, GS_DIST_ALL_EQUAL, GS_DIST_SPECIAL})
+						matrix_cell(b, label, GS_ALGO_MERGE, GS_INT4, d, sizes, true);
+			}
+
+			/* the worst case built for this shape's block sort and passes */
+			{
+				int			sb,
+							se,
+							pb,
+							pe;
+				size_t		n;
+				std::vector<uint32_t> in, perm;
+				std::string why;
+
+				gs_merge_path_tuning(GS_INT4, false, &sb, &se);
+				gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
+				n = (size_t) sb * se << (quick ? 1 : 4);
+				in.resize(n);
+				if (gs_worst_case_fill_shape(in.data(), n, se, sb, pe, pb, 32, 7) != 0)
+					why = "generator refused n";
+				for (int desc = 0; desc < 2 && why.empty(); desc++)
+				{
+					reference(GS_INT4, in.data(), n, desc, perm);
+					why = check_sort(b, GS_ALGO_MERGE, GS_INT4, in.data(), n, desc, false, perm);
+				}
+				if (!tap_check(why.empty(), "%s int4 on its worst case (sort E = %d, b = %d, pass E = %d, b = %d), "
+							   "n = %zu", label, se, sb, pe, pb, n))
+					tap_note("%s", why.c_str());
+			}
+		}
+	gs_merge_path_default_options(&o);
+	gs_merge_path_set_options(&o);
+}
+
 int
 main(int argc, char **argv)
 {
-	bool		quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	bool		quick = false,
+				only_path = false;
 	int			count = 0;
 	device_buffers b;
 
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--quick") == 0)
+			quick = true;
+		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && strcmp(argv[i + 1], "path") == 0)
+		{
+			only_path = true;
+			i++;
+		}
+		else
+		{
+			fprintf(stderr, "usage: %s [--quick] [--only path]\n", argv[0]);
+			return 2;
+		}
+	}
 	memset(&b, 0, sizeof(b));
 	if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
 		return tap_skip_all("no CUDA device");
+
+	test_path_options(&b, quick);
+	if (only_path)
+	{
+		for (int i = 0; i < 2; i++)
+		{
+			cudaFree(b.keys[i]);
+			cudaFree(b.values[i]);
+		}
+		cudaFree(b.temp);
+		return tap_done();
+	}
 
 	/* 1. the bank-conflict-free merge variant, keys only (it refuses values) */
 	{
