@@ -68,11 +68,12 @@ struct gs_merge_policy
  * The shapes selectable for 32-bit keys without values (gs_merge_path_options;
  * shape 0 is the policy's).  The worst-case input of seed 003 makes E threads
  * of a warp read one bank at each of the E steps of a merge, E^2 wavefronts
- * per warp where random input costs about 3.4 E (bench/worst_case_gen), so
- * its extra cost per key grows with E: shapes 1 and 2 merge 5 keys per thread
- * in the passes (worst case 25 wavefronts per warp of 160 keys instead of 225
- * per 480), shape 3 also sorts its tiles with E = 7 (1024 threads, 7168 keys:
- * the same number of passes as 7680 up to 1.1 * 10^8 keys).
+ * per warp, so its extra cost per key grows with E (bench/worst_case_gen's
+ * model, worst / random per warp: 225 / 51 for E = 15, 49 / 22 for 7, 25 /
+ * 15 for 5): shapes 1 and 2 merge 5 keys per thread in the passes, shape 3
+ * also sorts its tiles with E = 7 (1024 threads, 7168 keys: the same number
+ * of passes as 7680 up to 1.1 * 10^8 keys).  Smaller E costs a merge-path
+ * search in shared memory per fewer outputs.
  */
 typedef gs_merge_shape<512, 15, 0, 256, 5, 8> gs_merge_shape_1;
 typedef gs_merge_shape<512, 15, 0, 512, 5, 4> gs_merge_shape_2;

@@ -80,9 +80,10 @@ const char *gs_merge_shape_name(int shape);
 /*
  * Threads per block (b) and elements per thread (E) of the merge-path
  * variant for a key type, with or without values, under the current
- * options: the block sort's (threads, items) and the merge passes' (
- * pass_threads, pass_items; either pointer may be NULL): the parameters of
- * its merging rounds, which the worst-case inputs of seed 003 are built for.
+ * options: the block sort's (gs_merge_path_tuning) and the merge passes'
+ * (gs_merge_path_pass_tuning; either pointer may be NULL).  These are the
+ * parameters of its merges, which the worst-case inputs of seed 003 are
+ * built for.
  */
 void		gs_merge_path_tuning(gs_type type, bool values, int *threads, int *items);
 void		gs_merge_path_pass_tuning(gs_type type, bool values, int *pass_threads, int *pass_items);
