@@ -11,6 +11,7 @@
  * bank-conflict-free variant of seed 000 lives in merge_bcf.cuh.
  */
 #include <stdint.h>
+#include <cuda_pipeline.h>
 
 #include "merge_block.cuh"
 #include "merge_common.cuh"
@@ -79,6 +80,16 @@ typedef gs_merge_shape<512, 15, 0, 256, 5, 8> gs_merge_shape_1;
 typedef gs_merge_shape<512, 15, 0, 512, 5, 4> gs_merge_shape_2;
 typedef gs_merge_shape<1024, 7, 0, 256, 7, 8> gs_merge_shape_3;
 
+/*
+ * Shapes 4 and 5 sort tiles of 15360 keys (1024 x 15, 60 KB, 2 blocks per SM),
+ * twice shape 0's: one pass fewer at 10^7, 3 * 10^7 and 10^8 keys (10, 11 and
+ * 13 instead of 11, 12 and 14) for a tenth block-sort round.  Shape 4 keeps
+ * shape 0's passes; shape 5 merges 5 keys per thread in them (shape 1's, for
+ * the worst case) and needs the pass it saves to pay for its smaller E.
+ */
+typedef gs_merge_shape<1024, 15, 0, 256, 15, 8> gs_merge_shape_4;
+typedef gs_merge_shape<1024, 15, 0, 256, 5, 8> gs_merge_shape_5;
+
 /* Calls F::template run<shape>() for the shape a key width uses under shape index s. */
 template <typename K, bool VALUES, typename F>
 static gs_status
@@ -94,6 +105,10 @@ gs_merge_with_shape(int s, F &f)
 				return f.template run<gs_merge_shape_2>();
 			case 3:
 				return f.template run<gs_merge_shape_3>();
+			case 4:
+				return f.template run<gs_merge_shape_4>();
+			case 5:
+				return f.template run<gs_merge_shape_5>();
 			default:
 				break;
 		}
@@ -102,7 +117,7 @@ gs_merge_with_shape(int s, F &f)
 }
 
 static gs_merge_variant gs_merge_current_variant = GS_MERGE_PATH;
-static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_FUSED, 0, -1};
+static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_AUTO, 0, -1, 0};
 
 extern "C" void
 gs_merge_set_variant(gs_merge_variant v)
@@ -126,15 +141,35 @@ gs_merge_variant_name(gs_merge_variant v)
 extern "C" void
 gs_merge_path_default_options(gs_merge_path_options *o)
 {
-	o->split = GS_MERGE_SPLIT_FUSED;
+	o->split = GS_MERGE_SPLIT_AUTO;
 	o->shape = 0;
 	o->max_passes = -1;
+	o->prefetch_blocks = 0;
+}
+
+/*
+ * The split a sort of n keys uses: AUTO is FUSED below
+ * GS_MERGE_AUTO_THREAD_MIN keys and THREAD from there (H100, int4 keys:
+ * fused 1.036 / 0.951 / 0.923 of CUB at 10^7 / 3 * 10^7 / 10^8, thread 0.909
+ * / 0.934 / 0.956; the partition kernel's fixed ~7 us a pass is paid back
+ * from about 4 * 10^7 keys; argsort and float8 cross over between 10^7 and
+ * 10^8 as well).  Without temporary memory every split is FUSED.
+ */
+static gs_merge_split
+gs_merge_split_for(gs_merge_split s, size_t n, bool have_temp)
+{
+	if (!have_temp)
+		return GS_MERGE_SPLIT_FUSED;
+	if (s == GS_MERGE_SPLIT_AUTO)
+		return n >= GS_MERGE_AUTO_THREAD_MIN ? GS_MERGE_SPLIT_THREAD : GS_MERGE_SPLIT_FUSED;
+	return s;
 }
 
 extern "C" void
 gs_merge_path_set_options(const gs_merge_path_options *o)
 {
-	if ((unsigned) o->split < GS_NUM_MERGE_SPLITS && o->shape >= 0 && o->shape < GS_NUM_MERGE_SHAPES)
+	if ((unsigned) o->split < GS_NUM_MERGE_SPLITS && o->shape >= 0 && o->shape < GS_NUM_MERGE_SHAPES &&
+		o->prefetch_blocks >= 0)
 		gs_merge_path_current = *o;
 }
 
@@ -157,6 +192,10 @@ gs_merge_split_name(gs_merge_split s)
 			return "lanes8";
 		case GS_MERGE_SPLIT_WARP:
 			return "warp";
+		case GS_MERGE_SPLIT_PREFETCH:
+			return "prefetch";
+		case GS_MERGE_SPLIT_AUTO:
+			return "auto";
 		default:
 			return "unknown";
 	}
@@ -175,6 +214,10 @@ gs_merge_shape_name(int shape)
 			return "sort 512x15, pass 512x5";
 		case 3:
 			return "sort 1024x7, pass 256x7";
+		case 4:
+			return "sort 1024x15, pass 256x15";
+		case 5:
+			return "sort 1024x15, pass 256x5";
 		default:
 			return "unknown";
 	}
@@ -465,6 +508,160 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 	}
 }
 
+/* Where pass tile t of a pass lies: its pair, its split and its length. */
+struct gs_merge_tile
+{
+	size_t		out_begin,
+				a0,				/* first key of the left piece */
+				b0;				/* first key of the right piece */
+	int			total,			/* outputs of the tile */
+				na;				/* of them from the left run */
+};
+
+static __device__ __forceinline__ gs_merge_tile
+gs_merge_tile_at(size_t t, int tile, size_t n, size_t run, const size_t *splits)
+{
+	gs_merge_tile g;
+	const size_t out_begin = t * (size_t) tile;
+	const size_t pair_start = out_begin / (2 * run) * (2 * run);
+	const size_t a_end = min(pair_start + run, n);
+	const size_t b_end = min(pair_start + 2 * run, n);
+	const size_t la = a_end - pair_start;
+	const size_t diag0 = out_begin - pair_start;
+	const size_t diag1 = min(diag0 + tile, la + (b_end - a_end));
+	const size_t split0 = splits[t];
+	const size_t split1 = diag1 == la + (b_end - a_end) ? la : splits[t + 1];
+
+	g.out_begin = out_begin;
+	g.a0 = pair_start + split0;
+	g.b0 = a_end + (diag0 - split0);
+	g.total = (int) (diag1 - diag0);
+	g.na = (int) (split1 - split0);
+	return g;
+}
+
+/*
+ * Starts copying tile g's two pieces into sk/sv (left piece first) without
+ * waiting: cp.async for 4- and 8-byte elements (2-byte keys are loaded
+ * synchronously: cp.async has no 2-byte form).  Commits one group per
+ * thread, even an empty one, so that every thread counts the same groups.
+ */
+template <typename K, bool VALUES, int THREADS, int ITEMS>
+static __device__ __forceinline__ void
+gs_merge_tile_fetch(const gs_merge_tile &g, const K *keys_in, const uint32_t *vals_in, K *sk, uint32_t *sv)
+{
+	const int	tid = threadIdx.x;
+
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+	{
+		int			j = tid + i * THREADS;
+
+		if (j < g.total)
+		{
+			size_t		src = j < g.na ? g.a0 + j : g.b0 + (j - g.na);
+
+			if constexpr (sizeof(K) >= 4)
+				__pipeline_memcpy_async(sk + j, keys_in + src, sizeof(K));
+			else
+				sk[j] = keys_in[src];
+			if (VALUES)
+				__pipeline_memcpy_async(sv + j, vals_in + src, sizeof(uint32_t));
+		}
+	}
+	__pipeline_commit();
+}
+
+/*
+ * A merge pass as gs_merge_pass_kernel with splits from the partition
+ * kernel, but persistent and double-buffered: block i takes tiles i, i +
+ * grid, i + 2 * grid, ...; while it merges and stores one tile from one
+ * shared buffer, the next tile's pieces are on their way into the other.
+ * Three barriers per tile: after the current tile has landed (which also
+ * frees the other buffer, whose store has finished), after the merge, after
+ * the merged keys are staged for the coalesced store.
+ */
+template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+gs_merge_pass_prefetch_kernel(const K *keys_in, K *keys_out,
+							  const uint32_t *vals_in, uint32_t *vals_out,
+							  size_t n, size_t run, const size_t *splits, size_t tiles,
+							  gs_key_codec codec, int decode)
+{
+	constexpr int TILE = THREADS * ITEMS;
+	extern __shared__ __align__(16) unsigned char gs_smem[];
+	K		   *skb = (K *) gs_smem;	/* keys: buffer 0, buffer 1 */
+	uint32_t   *svb = (uint32_t *) (skb + 2 * TILE);	/* values likewise */
+	const int	tid = threadIdx.x;
+	int			buf = 0;
+
+	if (blockIdx.x < tiles)
+		gs_merge_tile_fetch<K, VALUES, THREADS, ITEMS>(gs_merge_tile_at(blockIdx.x, TILE, n, run, splits),
+													   keys_in, vals_in, skb, svb);
+	for (size_t t = blockIdx.x; t < tiles; t += gridDim.x, buf ^= 1)
+	{
+		const gs_merge_tile g = gs_merge_tile_at(t, TILE, n, run, splits);
+		K		   *sk = skb + buf * TILE;
+		uint32_t   *sv = svb + buf * TILE;
+		K			k[ITEMS];
+		uint32_t	v[ITEMS];
+		int			idx[ITEMS];
+
+		__pipeline_wait_prior(0);
+		__syncthreads();
+		if (t + gridDim.x < tiles)
+			gs_merge_tile_fetch<K, VALUES, THREADS, ITEMS>(gs_merge_tile_at(t + gridDim.x, TILE, n, run, splits),
+														   keys_in, vals_in, skb + (buf ^ 1) * TILE,
+														   svb + (buf ^ 1) * TILE);
+		{
+			int			d = tid * ITEMS;
+
+			if (d < g.total)
+			{
+				int			nb = g.total - g.na;
+				int			a = gs_merge_path<K, PAIR>(sk, sv, g.na, sk + g.na, sv + g.na, nb, d);
+
+				gs_serial_merge<K, ITEMS, PAIR>(sk, sv, a, g.na, g.na + d - a, g.total, k, idx);
+				if (VALUES)
+				{
+#pragma unroll
+					for (int i = 0; i < ITEMS; i++)
+						v[i] = d + i < g.total ? sv[idx[i]] : 0;
+				}
+			}
+		}
+		__syncthreads();
+		if (tid * ITEMS < g.total)
+		{
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				if (tid * ITEMS + i < g.total)
+				{
+					sk[tid * ITEMS + i] = k[i];
+					if (VALUES)
+						sv[tid * ITEMS + i] = v[i];
+				}
+			}
+		}
+		__syncthreads();
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			int			j = tid + i * THREADS;
+
+			if (j < g.total)
+			{
+				K			key = sk[j];
+
+				keys_out[g.out_begin + j] = decode ? gs_decode_key<K>(key, codec) : key;
+				if (VALUES)
+					vals_out[g.out_begin + j] = sv[j];
+			}
+		}
+	}
+}
+
 /* ------------------------------------------------------------------------
  * Dispatch
  * ------------------------------------------------------------------------ */
@@ -473,20 +670,24 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
  * Runs the block sort and the merge passes of shape S.  Ping-pong between
  * the two buffers; the block sort writes to whichever makes the last pass
  * end in buffer 0, so the result is always in keys[0]/vals[0].  splits:
- * room for one size_t per pass tile, for a split other than FUSED.
+ * room for one size_t per pass tile, for a split other than FUSED (AUTO and
+ * every other split become FUSED without it).
  */
 template <typename K, bool VALUES, bool PAIR, typename S>
 static gs_status
 gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
 						bool encode, bool decode, gs_merge_split split, size_t *splits,
-						int max_passes, cudaStream_t stream, gs_error *err)
+						int max_passes, int prefetch_blocks, cudaStream_t stream, gs_error *err)
 {
 	const size_t tiles = (n + S::TILE - 1) / S::TILE;
 	const size_t pass_tiles = (n + S::PASS_TILE - 1) / S::PASS_TILE;
 	const size_t smem = (size_t) S::TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
 	const size_t pass_smem = (size_t) S::PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
-	const int	lanes = split == GS_MERGE_SPLIT_WARP ? 32 : split == GS_MERGE_SPLIT_LANES8 ? 8 : 1;
-	const unsigned partition_blocks = (unsigned) ((pass_tiles * lanes + 255) / 256);
+	constexpr auto prefetch_kernel = gs_merge_pass_prefetch_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+																 S::PASS_MIN_BLOCKS>;
+	int			lanes;
+	unsigned	partition_blocks,
+				prefetch_grid = 0;
 	int			passes = 0;
 	int			cur;
 
@@ -494,18 +695,35 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 		return gs_fail(err, GS_ERR_TOO_LARGE, "merge sort: %zu keys are too many", n);
 	while (((size_t) 1 << passes) < tiles)
 		passes++;
+	split = gs_merge_split_for(split, n, splits != NULL);
 	if (split == GS_MERGE_SPLIT_FUSED)
 		splits = NULL;
-	else if (splits == NULL)
-		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "merge sort: no temporary memory for the splits");
+	lanes = split == GS_MERGE_SPLIT_WARP ? 32 : split == GS_MERGE_SPLIT_LANES8 ? 8 : 1;
+	partition_blocks = (unsigned) ((pass_tiles * lanes + 255) / 256);
 
 	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>>(smem)), err);
 	if (splits == NULL)
 		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 													 S::PASS_MIN_BLOCKS, true>>(pass_smem)), err);
-	else
+	else if (split != GS_MERGE_SPLIT_PREFETCH)
 		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 													 S::PASS_MIN_BLOCKS, false>>(pass_smem)), err);
+	else if (passes > 0)
+	{
+		/* as many persistent blocks as fit at once (two tile buffers each), or fewer if asked */
+		int			dev = 0,
+					sms = 0,
+					per_sm = 0;
+
+		GS_CUDA_CHECK((gs_smem_limit<prefetch_kernel>(2 * pass_smem)), err);
+		GS_CUDA_CHECK(cudaGetDevice(&dev), err);
+		GS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
+		GS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, prefetch_kernel, S::PASS_THREADS,
+																	2 * pass_smem), err);
+		prefetch_grid = (unsigned) min((size_t) (per_sm > 0 ? per_sm : 1) * (size_t) sms, pass_tiles);
+		if (prefetch_blocks > 0 && (unsigned) prefetch_blocks < prefetch_grid)
+			prefetch_grid = (unsigned) prefetch_blocks;
+	}
 
 	cur = passes & 1;
 	gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>
@@ -520,7 +738,7 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 		const K    *kin = keys[cur];
 		const uint32_t *vin = VALUES ? vals[cur] : NULL;
 
-		if (split == GS_MERGE_SPLIT_THREAD)
+		if (split == GS_MERGE_SPLIT_THREAD || split == GS_MERGE_SPLIT_PREFETCH)
 			gs_merge_partition_kernel<K, PAIR, 1><<<partition_blocks, 256, 0, stream>>>
 				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
 		else if (split == GS_MERGE_SPLIT_LANES8)
@@ -534,6 +752,13 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 				<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
 				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
 				 n, run, NULL, codec, decode && p == passes - 1);
+		else if (split == GS_MERGE_SPLIT_PREFETCH)
+		{
+			GS_LAUNCH_CHECK("merge sort: partition launch", err);
+			prefetch_kernel<<<prefetch_grid, S::PASS_THREADS, 2 * pass_smem, stream>>>
+				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
+				 n, run, splits, pass_tiles, codec, decode && p == passes - 1);
+		}
 		else
 		{
 			GS_LAUNCH_CHECK("merge sort: partition launch", err);
@@ -567,7 +792,8 @@ struct gs_merge_path_call
 	gs_status	run(void)
 	{
 		return gs_merge_path_run_shape<K, VALUES, PAIR, S>(keys, vals, n, codec, encode, decode, opt.split,
-														   splits, opt.max_passes, stream, err);
+														   splits, opt.max_passes, opt.prefetch_blocks, stream,
+														   err);
 	}
 };
 
@@ -603,7 +829,8 @@ gs_merge_path_temp_bytes(const gs_gpu_sort_args *args)
 	int			s = gs_merge_path_current.shape;
 	bool		values = args->values[0] != NULL;
 
-	if (gs_merge_current_variant != GS_MERGE_PATH || gs_merge_path_current.split == GS_MERGE_SPLIT_FUSED)
+	if (gs_merge_current_variant != GS_MERGE_PATH ||
+		gs_merge_split_for(gs_merge_path_current.split, args->n, true) == GS_MERGE_SPLIT_FUSED)
 		return 256;
 	switch (gs_type_size(args->type))
 	{

@@ -44,7 +44,12 @@ const char *gs_merge_variant_name(gs_merge_variant v);
  * per tile instead of two), so pass blocks start loading at once: THREAD
  * searches with a binary search per thread (the longest dependent chain, the
  * least traffic), LANES8 with 8 lanes testing 8 candidates per step, WARP
- * with 32.
+ * with 32.  PREFETCH: THREAD's partition kernel, then a persistent pass
+ * kernel (as many blocks as fit, each looping over tiles) that copies its
+ * next tile into a second shared-memory buffer (cp.async) while it merges
+ * the current one.  AUTO (the default): FUSED below GS_MERGE_AUTO_THREAD_MIN
+ * keys, THREAD from there (measured, bench/NOTES-comparison.md); FUSED
+ * whenever the caller gives no temporary memory.
  *
  * shape: the block sort's (b, E) and the passes' (b, E) for 32-bit keys
  * without values (the other key widths and argsort always take shape 0).
@@ -52,6 +57,10 @@ const char *gs_merge_variant_name(gs_merge_variant v);
  *
  * max_passes: stops after that many merge passes (-1: all); the result is
  * then not sorted.  Only for timing the block sort alone.
+ *
+ * prefetch_blocks: with PREFETCH, at most that many pass blocks (0: as many
+ * as fit on the device), so that tests can make every block loop over
+ * several tiles at small n.
  */
 typedef enum gs_merge_split
 {
@@ -59,16 +68,20 @@ typedef enum gs_merge_split
 	GS_MERGE_SPLIT_THREAD,
 	GS_MERGE_SPLIT_LANES8,
 	GS_MERGE_SPLIT_WARP,
+	GS_MERGE_SPLIT_PREFETCH,
+	GS_MERGE_SPLIT_AUTO,
 	GS_NUM_MERGE_SPLITS
 } gs_merge_split;
 
-#define GS_NUM_MERGE_SHAPES 4
+#define GS_NUM_MERGE_SHAPES 6
+#define GS_MERGE_AUTO_THREAD_MIN ((size_t) 40000000)
 
 typedef struct gs_merge_path_options
 {
 	gs_merge_split split;
 	int			shape;			/* 0 .. GS_NUM_MERGE_SHAPES - 1 */
 	int			max_passes;
+	int			prefetch_blocks;
 } gs_merge_path_options;
 
 void		gs_merge_path_set_options(const gs_merge_path_options *o);
