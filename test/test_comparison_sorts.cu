@@ -15,10 +15,12 @@
  *   - the bitonic sort around its single-block capacity.
  * Outputs are poisoned before every sort.
  *
- *   test_comparison_sorts [--quick] [--only path]
+ *   test_comparison_sorts [--quick] [--only path] [--race] [--variants SHAPE/SPLIT,...]
  *
  * --quick: small sizes, for compute-sanitizer; --only path: the merge-path
- * options alone.
+ * options alone; --race: the merge-path options with the fewest sorts that
+ * run each of their kernels (for racecheck, which is slow); --variants: only
+ * those shapes and splits of the merge path (default: every combination).
  */
 #include <algorithm>
 #include <string>
@@ -205,7 +207,7 @@ check_sort(device_buffers *b, gs_algorithm algo, gs_type t, const void *in, size
 /* One (algorithm, type, distribution) over sizes, both directions, keys and (optionally) argsort. */
 static void
 matrix_cell(device_buffers *b, const char *label, gs_algorithm algo, gs_type t, gs_dist d,
-			const std::vector<size_t> &sizes, bool argsort)
+			const std::vector<size_t> &sizes, bool argsort, bool ascending_only = false)
 {
 	std::string why;
 
@@ -215,7 +217,7 @@ matrix_cell(device_buffers *b, const char *label, gs_algorithm algo, gs_type t, 
 		std::vector<uint32_t> perm;
 
 		gs_fill(t, d, in.data(), n, 4242 + n);
-		for (int desc = 0; desc < 2 && why.empty(); desc++)
+		for (int desc = 0; desc < (ascending_only ? 1 : 2) && why.empty(); desc++)
 		{
 			reference(t, in.data(), n, desc, perm);
 			why = check_sort(b, algo, t, in.data(), n, desc, false, perm);
@@ -232,8 +234,8 @@ matrix_cell(device_buffers *b, const char *label, gs_algorithm algo, gs_type t, 
 		if (!why.empty())
 			break;
 	}
-	if (!tap_check(why.empty(), "%s %s %s, %zu sizes%s", label, gs_type_name(t), gs_dist_names[d], sizes.size(),
-				   argsort ? ", keys and argsort" : ", keys"))
+	if (!tap_check(why.empty(), "%s %s %s, %zu sizes%s%s", label, gs_type_name(t), gs_dist_names[d], sizes.size(),
+				   argsort ? ", keys and argsort" : ", keys", ascending_only ? ", ascending" : ""))
 		tap_note("%s", why.c_str());
 }
 
@@ -242,68 +244,123 @@ static const gs_dist some_dists[] = {
 	GS_DIST_FEW_DISTINCT, GS_DIST_STAGGERED, GS_DIST_SPECIAL
 };
 
+/* A shape and split of the merge-path sort (gs_merge_path_options). */
+typedef struct path_variant
+{
+	int			shape;
+	gs_merge_split split;
+} path_variant;
+
+/* Every shape with every split, or those of a list "SHAPE/SPLIT,..." (e.g. "0/auto,4/prefetch"). */
+static std::vector<path_variant>
+path_variants(const char *list)
+{
+	std::vector<path_variant> v;
+
+	if (list == NULL)
+	{
+		for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
+			for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
+				v.push_back({sh, (gs_merge_split) sp});
+		return v;
+	}
+	for (std::string rest = list; !rest.empty();)
+	{
+		size_t		comma = rest.find(',');
+		std::string item = rest.substr(0, comma);
+		char		name[32];
+		int			sh;
+
+		rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+		if (sscanf(item.c_str(), "%d/%31s", &sh, name) != 2 || sh < 0 || sh >= GS_NUM_MERGE_SHAPES)
+			continue;
+		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
+			if (strcmp(name, gs_merge_split_name((gs_merge_split) sp)) == 0)
+				v.push_back({sh, (gs_merge_split) sp});
+	}
+	return v;
+}
+
 /*
- * The merge-path sort under every option: each shape (it matters for 32-bit
- * keys without values) with each split, keys across several passes (pass
- * tiles straddling nothing, partial last tiles and pairs), argsort and the
- * other widths under each split, and each shape on the worst-case input
- * built for it.  Restores the default options.
+ * The merge-path sort under every option (or the variants given): each
+ * shape (it matters for 32-bit keys without values) with each split, keys
+ * across several passes (pass tiles straddling nothing, partial last tiles
+ * and pairs), argsort and the other widths under each split, and each shape
+ * on the worst-case input built for it.  The prefetching split runs with 3
+ * pass blocks except on int4 uniform keys (as many as fit), so that its
+ * blocks loop over several tiles and reuse both buffers.  race: the least
+ * that runs every kernel of a variant (for racecheck): 20001 keys (a pass
+ * under every shape, two tiles per prefetching block), ascending only, no
+ * int2 or few_distinct, the worst case at two tiles.
+ * Restores the default options.
  */
 static void
-test_path_options(device_buffers *b, bool quick)
+test_path_options(device_buffers *b, bool quick, bool race, const std::vector<path_variant> &variants)
 {
-	std::vector<size_t> sizes = quick ? std::vector<size_t>{1000, 7681, 40001}
+	std::vector<size_t> sizes = race ? std::vector<size_t>{20001}
+		: quick ? std::vector<size_t>{1000, 7681, 40001}
 		: std::vector<size_t>{1000, 7681, 40001, 1300021};
 	gs_merge_path_options o;
 
 	gs_merge_set_variant(GS_MERGE_PATH);
-	for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
-		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
+	for (const path_variant &pv : variants)
+	{
+		const int	sh = pv.shape;
+		const bool	prefetch = pv.split == GS_MERGE_SPLIT_PREFETCH;
+		char		label[96];
+
+		gs_merge_path_default_options(&o);
+		o.shape = sh;
+		o.split = pv.split;
+		o.prefetch_blocks = prefetch && race ? 3 : 0;
+		gs_merge_path_set_options(&o);
+		snprintf(label, sizeof(label), "merge(path %d/%s)", sh, gs_merge_split_name(o.split));
+		for (gs_dist d : {GS_DIST_UNIFORM, GS_DIST_FEW_DISTINCT})
 		{
-			char		label[96];
-
-			gs_merge_path_default_options(&o);
-			o.shape = sh;
-			o.split = (gs_merge_split) sp;
+			if (race && d != GS_DIST_UNIFORM)
+				continue;
+			o.prefetch_blocks = prefetch && (race || d != GS_DIST_UNIFORM) ? 3 : 0;
 			gs_merge_path_set_options(&o);
-			snprintf(label, sizeof(label), "merge(path %d/%s)", sh, gs_merge_split_name(o.split));
-			for (gs_dist d : {GS_DIST_UNIFORM, GS_DIST_FEW_DISTINCT})
-				matrix_cell(b, label, GS_ALGO_MERGE, GS_INT4, d, sizes, sh == 0);
-			if (sh == 0)
-			{
-				matrix_cell(b, label, GS_ALGO_MERGE, GS_FLOAT8, GS_DIST_UNIFORM, sizes, true);
-				matrix_cell(b, label, GS_ALGO_MERGE, GS_INT2, GS_DIST_FEW_DISTINCT, sizes, true);
-				if (!quick)
-					for (gs_dist d : {GS_DIST_SORTED, GS_DIST_REVERSE, GS_DIST_ALL_EQUAL, GS_DIST_SPECIAL})
-						matrix_cell(b, label, GS_ALGO_MERGE, GS_INT4, d, sizes, true);
-			}
-
-			/* the worst case built for this shape's block sort and passes */
-			{
-				int			sb,
-							se,
-							pb,
-							pe;
-				size_t		n;
-				std::vector<uint32_t> in, perm;
-				std::string why;
-
-				gs_merge_path_tuning(GS_INT4, false, &sb, &se);
-				gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
-				n = (size_t) sb * se << (quick ? 1 : 4);
-				in.resize(n);
-				if (gs_worst_case_fill_shape(in.data(), n, se, sb, pe, pb, 32, 7) != 0)
-					why = "generator refused n";
-				for (int desc = 0; desc < 2 && why.empty(); desc++)
-				{
-					reference(GS_INT4, in.data(), n, desc, perm);
-					why = check_sort(b, GS_ALGO_MERGE, GS_INT4, in.data(), n, desc, false, perm);
-				}
-				if (!tap_check(why.empty(), "%s int4 on its worst case (sort E = %d, b = %d, pass E = %d, b = %d), "
-							   "n = %zu", label, se, sb, pe, pb, n))
-					tap_note("%s", why.c_str());
-			}
+			matrix_cell(b, label, GS_ALGO_MERGE, GS_INT4, d, sizes, sh == 0, race);
 		}
+		o.prefetch_blocks = prefetch ? 3 : 0;
+		gs_merge_path_set_options(&o);
+		if (sh == 0)
+		{
+			matrix_cell(b, label, GS_ALGO_MERGE, GS_FLOAT8, GS_DIST_UNIFORM, sizes, true, race);
+			if (!race)
+				matrix_cell(b, label, GS_ALGO_MERGE, GS_INT2, GS_DIST_FEW_DISTINCT, sizes, true, false);
+			if (!quick && !race)
+				for (gs_dist d : {GS_DIST_SORTED, GS_DIST_REVERSE, GS_DIST_ALL_EQUAL, GS_DIST_SPECIAL})
+					matrix_cell(b, label, GS_ALGO_MERGE, GS_INT4, d, sizes, true, false);
+		}
+
+		/* the worst case built for this shape's block sort and passes */
+		{
+			int			sb,
+						se,
+						pb,
+						pe;
+			size_t		n;
+			std::vector<uint32_t> in, perm;
+			std::string why;
+
+			gs_merge_path_tuning(GS_INT4, false, &sb, &se);
+			gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
+			n = (size_t) sb * se << (quick || race ? 1 : 4);
+			in.resize(n);
+			if (gs_worst_case_fill_shape(in.data(), n, se, sb, pe, pb, 32, 7) != 0)
+				why = "generator refused n";
+			for (int desc = 0; desc < (race ? 1 : 2) && why.empty(); desc++)
+			{
+				reference(GS_INT4, in.data(), n, desc, perm);
+				why = check_sort(b, GS_ALGO_MERGE, GS_INT4, in.data(), n, desc, false, perm);
+			}
+			if (!tap_check(why.empty(), "%s int4 on its worst case (sort E = %d, b = %d, pass E = %d, b = %d), "
+						   "n = %zu", label, se, sb, pe, pb, n))
+				tap_note("%s", why.c_str());
+		}
+	}
 	gs_merge_path_default_options(&o);
 	gs_merge_path_set_options(&o);
 }
@@ -312,7 +369,9 @@ int
 main(int argc, char **argv)
 {
 	bool		quick = false,
-				only_path = false;
+				only_path = false,
+				race = false;
+	const char *variants = NULL;
 	int			count = 0;
 	device_buffers b;
 
@@ -325,9 +384,13 @@ main(int argc, char **argv)
 			only_path = true;
 			i++;
 		}
+		else if (strcmp(argv[i], "--race") == 0)
+			race = true;
+		else if (strcmp(argv[i], "--variants") == 0 && i + 1 < argc)
+			variants = argv[++i];
 		else
 		{
-			fprintf(stderr, "usage: %s [--quick] [--only path]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--quick] [--only path] [--race] [--variants SHAPE/SPLIT,...]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -335,7 +398,7 @@ main(int argc, char **argv)
 	if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
 		return tap_skip_all("no CUDA device");
 
-	test_path_options(&b, quick);
+	test_path_options(&b, quick, race, path_variants(variants));
 	if (only_path)
 	{
 		for (int i = 0; i < 2; i++)
