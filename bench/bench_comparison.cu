@@ -18,9 +18,11 @@
  * permutation of the same keys; CUB on its own), quick (every distribution,
  * 10^7 int4, vs radix), small (every algorithm at 2^8 .. 2^24 keys: the
  * bitonic / radix crossover and the data for the auto rule).  A summary of
- * the merge variants ends the output.  GS_BENCH_MERGE_VARIANTS="0/fused,
- * 1/warp,..." restricts the variants (the first is then the reference and
- * the one --profile uses).  --profile sorts once (after one untimed sort of
+ * the merge variants ends the output.  The variants are the library's
+ * default and this round's candidates (merge_candidates below);
+ * GS_BENCH_MERGE_VARIANTS="0/fused,1/warp,..." names others ("all": every
+ * shape with every split; the first is then the reference and the one
+ * --profile uses).  --profile sorts once (after one untimed sort of
  * other data) for ncu's bank-conflict counters.
  */
 #include <algorithm>
@@ -227,20 +229,32 @@ typedef struct merge_variant
 } merge_variant;
 
 /*
- * The variants to compare: every shape with every split, or the list in
- * GS_BENCH_MERGE_VARIANTS ("SHAPE/SPLIT,...", e.g. "0/fused,1/warp").  The
- * first is the reference for the others (the library's default).
+ * The candidates of the current round (bench/NOTES-comparison.md, "Round 2"),
+ * run after the library's default when GS_BENCH_MERGE_VARIANTS is unset.
+ */
+static const char *const merge_candidates = "4/fused,4/thread,0/prefetch,4/prefetch,5/prefetch";
+
+/*
+ * The variants to compare: the library's default and the candidates above,
+ * every shape with every split (GS_BENCH_MERGE_VARIANTS=all), or the list
+ * in GS_BENCH_MERGE_VARIANTS ("SHAPE/SPLIT,...", e.g. "0/fused,1/warp").  The
+ * first is the reference for the others.
  */
 static std::vector<merge_variant>
 merge_variants(void)
 {
 	std::vector<merge_variant> v;
 	const char *env = getenv("GS_BENCH_MERGE_VARIANTS");
+	std::string list;
 	gs_merge_path_options d;
 
 	gs_merge_path_default_options(&d);
 	v.push_back({d.shape, d.split});
 	if (env == NULL)
+		list = std::to_string(d.shape) + "/" + gs_merge_split_name(d.split) + "," + merge_candidates;
+	else
+		list = env;
+	if (list == "all")
 	{
 		for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
 			for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
@@ -249,7 +263,7 @@ merge_variants(void)
 		return v;
 	}
 	v.clear();
-	for (std::string rest = env; !rest.empty();)
+	for (std::string rest = list; !rest.empty();)
 	{
 		size_t		comma = rest.find(',');
 		std::string item = rest.substr(0, comma);
@@ -283,6 +297,7 @@ use_variant(const merge_variant &v, int max_passes)
 	gs_merge_path_options o;
 
 	gs_merge_set_variant(GS_MERGE_PATH);
+	gs_merge_path_default_options(&o);
 	o.shape = v.shape;
 	o.split = v.split;
 	o.max_passes = max_passes;
@@ -391,7 +406,9 @@ section_merge(bool quick)
 		"two CUB timings, before and after the variants)\n\n");
 	out("Variant = shape/split: shape 0..%d (block sort and pass b x E, 32-bit keys without values), split = "
 		"how a pass finds its tiles (fused: in the pass block; thread, lanes8, warp: a partition kernel, "
-		"1, 8 or 32 lanes per split).  The first row is the library's default.\n\n", GS_NUM_MERGE_SHAPES - 1);
+		"1, 8 or 32 lanes per split; prefetch: thread's partition, then persistent pass blocks that copy "
+		"the next tile (cp.async) while merging this one; auto: fused below %.0e keys, thread from there).  "
+		"The first row is the library's default.\n\n", GS_NUM_MERGE_SHAPES - 1, (double) GS_MERGE_AUTO_THREAD_MIN);
 	out("| variant |");
 	for (size_t n : sizes)
 		out(" %.0e |", (double) n);

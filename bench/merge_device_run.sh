@@ -2,16 +2,25 @@
 # bench/merge_device_run.sh: checks and measures the merge-path sort's variants on a GPU
 # machine, in one go (no PostgreSQL needed; the library, tests and benchmarks only).
 #
-#   OUT=DIR bash bench/merge_device_run.sh
+#   OUT=DIR [GS_MERGE_RUN=short] [GS_PREBUILT=1] bash bench/merge_device_run.sh
+#
+# GS_PREBUILT=1 skips the build (the programs in test/bin and bench/bin are used as they are).
+# GS_MERGE_RUN=short (about 2 minutes, budget 150 s): test_gpu_sort --algorithm merge --quick,
+# test_comparison_sorts --quick, memcheck of test_comparison_sorts --quick --only path,
+# racecheck of test_comparison_sorts --only path --race on the benched variants (limit 40 s),
+# and bench_comparison --only merge,worst on the library's default and the round's candidates
+# (bench_comparison's list, or GS_BENCH_MERGE_VARIANTS; limit 60 s).  Otherwise the full run below.
 #
 # Runs from the repository root, in this order, each step under `timeout`:
 #   1. build       make kernels-lib test-progs bench-progs (PGXS is skipped without pg_config)
 #   2. tests       test_gpu_sort --algorithm merge; --algorithm all --quick;
 #                  test_comparison_sorts --quick (every merge-path option included)
 #   3. sanitizers  compute-sanitizer memcheck and racecheck of test_gpu_sort --algorithm merge
-#                  --quick (int4, float8; uniform, few_distinct) and of
-#                  test_comparison_sorts --quick --only path (every shape and split)
-#   4. bench       bench_comparison --only merge,worst: every variant and CUB in one process
+#                  --quick (int4, float8; uniform, few_distinct); memcheck of
+#                  test_comparison_sorts --quick --only path (every shape and split), racecheck
+#                  of its --only path --race (every shape and split, the fewest sorts)
+#   4. bench       bench_comparison --only merge,worst: the default and the round's candidates
+#                  (GS_BENCH_MERGE_VARIANTS=all: every shape and split) and CUB in one process
 # Files in $OUT (default bench/results/merge-device-<date>): build.log, tests.log,
 # sanitizers.log, bench.log, summary.txt.  The summary table is the last thing printed.
 # Expected wall time about 4-5 minutes on an H100 with 16 cores; the steps share a budget of
@@ -22,7 +31,9 @@ cd "$root"
 out=${OUT:-$root/bench/results/merge-device-$(date -u +%Y%m%d-%H%M)}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
+mode=${GS_MERGE_RUN:-full}
 budget=560
+[ "$mode" = short ] && budget=150
 steps=()
 
 summary() { echo "$*" | tee -a "$out/summary.txt"; }
@@ -63,12 +74,48 @@ summary "merge_device_run.sh at $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git r
 summary "$(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
 
 # 1. build (PG_CONFIG points nowhere: PGXS is skipped, the kernels/test/bench rules stand alone)
-if ! step build build.log 240 make -s -j"$(nproc)" CUDA=1 PG_CONFIG=/nonexistent/pg_config \
-	kernels-lib test-progs bench-progs; then
-	echo "build failed: see $out/build.log" >&2
-	tail -30 "$out/build.log" >&2
+if [ "${GS_PREBUILT:-0}" = 1 ]; then
+	summary "prebuilt programs: no build ($mode run)"
+else
+	if ! step build build.log 240 make -s -j"$(nproc)" CUDA=1 PG_CONFIG=/nonexistent/pg_config \
+		kernels-lib test-progs bench-progs; then
+		echo "build failed: see $out/build.log" >&2
+		tail -30 "$out/build.log" >&2
+	fi
+	grep -iE 'warning' "$out/build.log" >/dev/null && summary "the build printed warnings: see build.log"
 fi
-grep -iE 'warning' "$out/build.log" >/dev/null && summary "the build printed warnings: see build.log"
+
+if ! command -v compute-sanitizer >/dev/null 2>&1; then
+	for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda-*/compute-sanitizer /opt/nvidia/compute-sanitizer; do
+		[ -x "$d/compute-sanitizer" ] && PATH=$d:$PATH && break
+	done
+fi
+
+finish() {
+	echo
+	echo "== steps (logs in $out)"
+	printf '%s\n' "${steps[@]}"
+	if [ -f "$out/bench.log" ]; then
+		echo
+		sed -n '/^## Summary/,$p' "$out/bench.log" | tee -a "$out/summary.txt"
+	fi
+}
+
+if [ "$mode" = short ]; then
+	# the variants the bench runs: the default and the candidates, as bench_comparison lists them
+	variants=${GS_BENCH_MERGE_VARIANTS:-0/auto,4/fused,4/thread,0/prefetch,4/prefetch,5/prefetch}
+	step test-gpu-merge-quick tests.log 30 test/bin/test_gpu_sort --algorithm merge --quick
+	step test-comparison-quick tests.log 30 test/bin/test_comparison_sorts --quick
+	step memcheck-path-options sanitizers.log 30 \
+		compute-sanitizer --tool memcheck --error-exitcode 1 test/bin/test_comparison_sorts --quick --only path
+	step racecheck-path-race sanitizers.log 40 \
+		compute-sanitizer --tool racecheck --error-exitcode 1 test/bin/test_comparison_sorts --only path --race \
+		--variants "$variants"
+	export GS_BENCH_MERGE_VARIANTS=$variants
+	step bench bench.log 60 bench/bin/bench_comparison --only merge,worst
+	finish
+	exit 0
+fi
 
 # 2. correctness
 step test-gpu-merge tests.log 90 test/bin/test_gpu_sort --algorithm merge
@@ -77,27 +124,15 @@ step test-comparison-quick tests.log 60 test/bin/test_comparison_sorts --quick
 
 # 3. sanitizers, small sizes
 san=(--type int4,float8 --dist uniform,few_distinct)
-if ! command -v compute-sanitizer >/dev/null 2>&1; then
-	for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda-*/compute-sanitizer /opt/nvidia/compute-sanitizer; do
-		[ -x "$d/compute-sanitizer" ] && PATH=$d:$PATH && break
-	done
-fi
 step memcheck-gpu-merge sanitizers.log 40 \
 	compute-sanitizer --tool memcheck --error-exitcode 1 test/bin/test_gpu_sort --algorithm merge --quick "${san[@]}"
 step memcheck-path-options sanitizers.log 40 \
 	compute-sanitizer --tool memcheck --error-exitcode 1 test/bin/test_comparison_sorts --quick --only path
 step racecheck-gpu-merge sanitizers.log 75 \
 	compute-sanitizer --tool racecheck --error-exitcode 1 test/bin/test_gpu_sort --algorithm merge --quick "${san[@]}"
-step racecheck-path-options sanitizers.log 60 \
-	compute-sanitizer --tool racecheck --error-exitcode 1 test/bin/test_comparison_sorts --quick --only path
+step racecheck-path-race sanitizers.log 90 \
+	compute-sanitizer --tool racecheck --error-exitcode 1 test/bin/test_comparison_sorts --only path --race
 
 # 4. every variant against CUB, one process (its tables in bench.log)
 step bench bench.log 170 bench/bin/bench_comparison --only merge,worst
-
-echo
-echo "== steps (logs in $out)"
-printf '%s\n' "${steps[@]}"
-if [ -f "$out/bench.log" ]; then
-	echo
-	sed -n '/^## Summary/,$p' "$out/bench.log" | tee -a "$out/summary.txt"
-fi
+finish
