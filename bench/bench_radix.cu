@@ -6,11 +6,14 @@
  * warm-up runs, then the median of at least 9.  Prints a markdown table
  * (Gkeys/s, ratio to CUB, the physical floor) and writes it to --out.
  *
- *   bench_radix [--out FILE] [--quick] [--tune] [--profile] [--max N]
+ *   bench_radix [--out FILE] [--quick] [--tune] [--diag] [--profile ours|cub|ballot] [--max N]
  *
- * --tune times other tile shapes of the onesweep pass (radix_dispatch.cuh
- * instantiated here) at 10^8 keys, to choose the sm_90 policy, and the two
- * ways of planning small sorts.  --profile sorts twice and stops (for ncu).
+ * --tune, after the table: other policies of the onesweep pass
+ * (radix_dispatch.cuh instantiated here) and ablations of its steps at 10^8
+ * keys against CUB, and small sorts in one block against the onesweep
+ * passes and CUB.  --diag: only those, then a per-phase trace of one pass.
+ * --profile sorts 10^8 int4 keys twice with one implementation and stops
+ * (for ncu).
  */
 #include <algorithm>
 #include <string>
@@ -29,6 +32,7 @@
 
 #include "gpusort.h"
 #include "radix_dispatch.cuh"
+#include "radix_policy.cuh"
 #include "../test/distributions.h"
 #include "bench_common.cuh"
 
@@ -159,26 +163,59 @@ mismatches(const void *a, const void *b, size_t bytes)
 }
 
 /* ------------------------------------------------------------------------
- * --tune: other policies of the onesweep pass, same dispatch.
+ * --tune: other policies of the onesweep pass, same dispatch, against CUB
+ * in the same run; --trace: where a tile's time goes.
  * ------------------------------------------------------------------------ */
 
-template <int THREADS_, int ITEMS_, int MIN_BLOCKS_, int WINDOW_ = 8, bool MATCH_ANY_ = false,
-		  size_t SYNC_MIN_ = 1 << 20>
-struct tune_policy
+/*
+ * A tuning variant: the library's policy for the width with another shape
+ * and rank; the wrappers below change one more setting each.
+ */
+template <int THREADS_, int ITEMS_, int MIN_BLOCKS_, int RANK_ = GS_RADIX_RANK_ATOMIC, bool LATE_ = false,
+		  bool PACK_ = false, bool BULK_ = false>
+struct tune_policy : gs_radix_policy_sm90<4, false>
 {
-	static constexpr int RADIX_BITS = 8;
 	static constexpr int THREADS = THREADS_;
 	static constexpr int ITEMS = ITEMS_;
 	static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
-	static constexpr bool USE_MATCH_ANY = MATCH_ANY_;
-	static constexpr int LOOKBACK_WINDOW = WINDOW_;
-	static constexpr size_t SYNC_MIN_KEYS = SYNC_MIN_;
-	static constexpr int HIST_THREADS = 256;
-	static constexpr int HIST_BLOCKS_PER_SM = 4;
-	static constexpr int HIST_UNROLL = 4;
-	static constexpr int HIST_COPIES = 8;
+	static constexpr int RANK = RANK_;
+	static constexpr bool VALUES_LATE = LATE_;
+	static constexpr bool PACK_RANKS = PACK_;
+	static constexpr bool BULK_LOAD = BULK_;
 };
 
+template <class P, int A>
+struct with_ablation : P
+{
+	static constexpr int ABLATE = A;
+};
+
+template <class P>
+struct traced : P
+{
+	static constexpr bool TRACE = true;
+};
+
+template <class P, size_t S>
+struct with_sync_min : P
+{
+	static constexpr size_t SYNC_MIN_KEYS = S;
+};
+
+template <class P, size_t S>
+struct with_small_max : P
+{
+	static constexpr size_t SMALL_MAX = S;
+};
+
+/* The 1.0 release's policy: 384 x 16, serial ballot rank, 8 histogram copies with the run cache. */
+struct release_1_0_policy : tune_policy<384, 16, 2, GS_RADIX_RANK_BALLOT_SERIAL>
+{
+	static constexpr int HIST_COPIES = 8;
+	static constexpr bool HIST_RUN_CACHE = true;
+};
+
+/* A sort with policy P and its own rank (the probe is not consulted: the bench runs on one device). */
 template <typename K, bool PAIRS, class P>
 static int
 sort_policy(gs_type t, size_t n, bool pairs)
@@ -187,19 +224,22 @@ sort_policy(gs_type t, size_t n, bool pairs)
 	gs_error	err;
 	int			device = 0,
 				sms = 0;
+	bool		ordered = false;
 
 	(void) pairs;
 	sort_args(&a, GS_ALGO_RADIX, t, n, PAIRS);
-	gs_radix_dispatch<K, PAIRS, P>::sort(&a, 0, 0, &err);
+	gs_radix_dispatch<K, PAIRS, P>::template sort_ranked<P::RANK>(&a, 0, 0, &err);
 	ensure_temp(a.temp_bytes);
 	a.temp = buf.temp;
 	a.temp_bytes = buf.temp_bytes;
-	if (gs_radix_device_info(&device, &sms, &err) != GS_OK ||
-		gs_radix_dispatch<K, PAIRS, P>::sort(&a, sms, device, &err) != GS_OK)
+	if (gs_radix_device_info(&device, &sms, &ordered, stream, &err) != GS_OK ||
+		gs_radix_dispatch<K, PAIRS, P>::template sort_ranked<P::RANK>(&a, sms, device, &err) != GS_OK)
 	{
 		fprintf(stderr, "tune sort: %s\n", err.message);
 		exit(1);
 	}
+	if (P::RANK == GS_RADIX_RANK_ATOMIC && !ordered)
+		fprintf(stderr, "warning: this device failed the probe of the atomic rank\n");
 	return a.result_selector;
 }
 
@@ -209,83 +249,224 @@ typedef struct tune_variant
 	sort_fn		keys32;
 	sort_fn		pairs32;
 	sort_fn		keys64;
+	sort_fn		pairs64;
+	bool		exact;			/* false: an ablation, whose output is wrong by design */
 } tune_variant;
 
-#define TUNE(NAME, ...) {NAME, \
-	sort_policy<uint32_t, false, tune_policy<__VA_ARGS__> >, \
-	sort_policy<uint32_t, true, tune_policy<__VA_ARGS__> >, \
-	sort_policy<uint64_t, false, tune_policy<__VA_ARGS__> >}
+#define TUNE(NAME, EXACT, ...) {NAME, \
+	sort_policy<uint32_t, false, __VA_ARGS__ >, \
+	sort_policy<uint32_t, true, __VA_ARGS__ >, \
+	sort_policy<uint64_t, false, __VA_ARGS__ >, \
+	sort_policy<uint64_t, true, __VA_ARGS__ >, EXACT}
+
+#define SERIAL GS_RADIX_RANK_BALLOT_SERIAL
+#define BALLOT GS_RADIX_RANK_BALLOT
+#define ATOMIC GS_RADIX_RANK_ATOMIC
+#define LIB4 gs_radix_policy_sm90<4, false>
 
 static const tune_variant tune_variants[] = {
-	TUNE("384x16 min 2, window 8 (default)", 384, 16, 2),
-	TUNE("384x16 min 2, window 1", 384, 16, 2, 1),
-	TUNE("384x16 min 2, window 4", 384, 16, 2, 4),
-	TUNE("384x16 min 2, window 16", 384, 16, 2, 16),
-	TUNE("384x23 min 1, window 8", 384, 23, 1),
-	TUNE("384x23 min 1, window 1", 384, 23, 1, 1),
-	TUNE("512x12 min 2, window 8", 512, 12, 2),
-	TUNE("256x23 min 2, window 8", 256, 23, 2),
-	TUNE("384x12 min 3, window 8", 384, 12, 3),
-	TUNE("256x16 min 3, window 8", 256, 16, 3),
+	TUNE("1.0 release: 384x16/2 serial ballot rank", true, release_1_0_policy),
+	TUNE("384x12/2 atomic, late values, packed", true, tune_policy<384, 12, 2, ATOMIC, true, true>),
+	TUNE("384x12/2 atomic, packed, bulk loads", true, tune_policy<384, 12, 2, ATOMIC, false, true, true>),
+	TUNE("384x16/2 atomic, late values, packed", true, tune_policy<384, 16, 2, ATOMIC, true, true>),
+	TUNE("384x16/2 atomic, packed, bulk loads", true, tune_policy<384, 16, 2, ATOMIC, false, true, true>),
+	TUNE("384x20/2 atomic, late values, packed", true, tune_policy<384, 20, 2, ATOMIC, true, true>),
+	TUNE("384x20/2 atomic, packed, bulk loads", true, tune_policy<384, 20, 2, ATOMIC, false, true, true>),
+	TUNE("512x16/2 atomic, late values, packed", true, tune_policy<512, 16, 2, ATOMIC, true, true>),
+	TUNE("512x16/2 atomic, packed, bulk loads", true, tune_policy<512, 16, 2, ATOMIC, false, true, true>),
+	TUNE("ablation: 384x20/2 atomic, late values, packed, no look-back wait", false,
+		 with_ablation<tune_policy<384, 20, 2, ATOMIC, true, true>, 1>),
 };
 
-/* Small sorts: the plan read back by the host (a stream sync) or used on the device. */
-static const tune_variant plan_variants[] = {
-	TUNE("host plan (sync)", 384, 16, 2, 8, false, 0),
-	TUNE("device plan (no sync)", 384, 16, 2, 8, false, (size_t) 1 << 30),
+/* Small sorts: one block (the default up to 8192 keys) against the onesweep passes. */
+static const tune_variant small_variants[] = {
+	TUNE("one block up to 8192", true, LIB4),
+	TUNE("onesweep passes", true, with_small_max<LIB4, 0>),
 };
 
 static void
 tune(void *host_int4, void *host_float8, void *host_narrow, size_t n)
 {
-	printf("\n## Tuning at n = %zu (median ms of 9; uniform keys)\n\n", n);
-	printf("| policy | int4 keys | int4 pairs | float8 keys |\n| --- | ---: | ---: | ---: |\n");
+	struct
+	{
+		const char *name;
+		size_t		n;
+		gs_type		t;
+		bool		pairs;
+		void	   *host;
+	}			cases[] = {
+		{"int4 keys 10^8", n, GS_INT4, false, host_int4},
+		{"int4 pairs 10^8", n, GS_INT4, true, host_int4},
+		{"float8 keys 5x10^7", n / 2, GS_FLOAT8, false, host_float8},
+		{"int4 keys 10^7", n / 10, GS_INT4, false, host_int4},
+		{"int4 [0,10^6) keys 10^7", n / 10, GS_INT4, false, host_narrow},
+		{"float8 pairs 5x10^7", n / 2, GS_FLOAT8, true, host_float8},
+	};
+	const int	ncases = 6;
+	double		cub[ncases];
+	int			sel;
+
+	printf("\n## Tuning (median ms of 9, uniform keys unless said; ratio = CUB's time / ours, same run)\n\n");
+	printf("| policy | int4 keys 10^8 | int4 pairs 10^8 | float8 keys 5x10^7 | int4 keys 10^7 | int4 [0,10^6) 10^7 | float8 pairs 5x10^7 | same as CUB |\n"
+		   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+	for (int c = 0; c < ncases; c++)
+	{
+		CHECK(cudaMemcpy(buf.pristine, cases[c].host, cases[c].n * gs_type_size(cases[c].t), cudaMemcpyHostToDevice));
+		cub[c] = time_sort([&]() { return sort_cub(cases[c].t, cases[c].n, cases[c].pairs); },
+						   cases[c].n, gs_type_size(cases[c].t), cases[c].pairs, 9, &sel);
+	}
+	printf("| CUB DeviceRadixSort | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | |\n", cub[0], cub[1], cub[2], cub[3], cub[4],
+		   cub[5]);
 	for (const tune_variant &v : tune_variants)
 	{
-		int			sel;
-		double		k32, p32, k64;
+		double		ms[ncases];
+		bool		same = true;
 
-		CHECK(cudaMemcpy(buf.pristine, host_int4, n * 4, cudaMemcpyHostToDevice));
-		k32 = time_sort([&]() { return v.keys32(GS_INT4, n, false); }, n, 4, false, 9, &sel);
-		p32 = time_sort([&]() { return v.pairs32(GS_INT4, n, true); }, n, 4, true, 9, &sel);
-		CHECK(cudaMemcpy(buf.pristine, host_float8, n * 8, cudaMemcpyHostToDevice));
-		k64 = time_sort([&]() { return v.keys64(GS_FLOAT8, n, false); }, n, 8, false, 9, &sel);
-		printf("| %s | %.3f | %.3f | %.3f |\n", v.name, k32, p32, k64);
+		for (int c = 0; c < ncases; c++)
+		{
+			size_t		w = gs_type_size(cases[c].t);
+			sort_fn		f = cases[c].t == GS_FLOAT8 ? (cases[c].pairs ? v.pairs64 : v.keys64) :
+				cases[c].pairs ? v.pairs32 : v.keys32;
+			int			cub_sel;
+			void	   *ours_copy;
+
+			CHECK(cudaMemcpy(buf.pristine, cases[c].host, cases[c].n * w, cudaMemcpyHostToDevice));
+			ms[c] = time_sort([&]() { return f(cases[c].t, cases[c].n, cases[c].pairs); },
+							  cases[c].n, w, cases[c].pairs, 9, &sel);
+			if (!v.exact)
+				continue;
+			CHECK(cudaMalloc(&ours_copy, cases[c].n * w));
+			CHECK(cudaMemcpy(ours_copy, buf.keys[sel], cases[c].n * w, cudaMemcpyDeviceToDevice));
+			restore(cases[c].n, w, cases[c].pairs);
+			cub_sel = sort_cub(cases[c].t, cases[c].n, cases[c].pairs);
+			same = same && mismatches(ours_copy, buf.keys[cub_sel], cases[c].n * w) == 0;
+			CHECK(cudaFree(ours_copy));
+		}
+		printf("| %s | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %s |\n", v.name,
+			   ms[0], cub[0] / ms[0], ms[1], cub[1] / ms[1], ms[2], cub[2] / ms[2], ms[3], cub[3] / ms[3],
+			   ms[4], cub[4] / ms[4], ms[5], cub[5] / ms[5], !v.exact ? "(ablation)" : same ? "yes" : "NO");
 		fflush(stdout);
 	}
+}
 
-	printf("\n## The plan of small sorts (median us of 25, int4 keys)\n\n");
-	printf("| plan | n | uniform | [0,10^6) | all equal |\n| --- | ---: | ---: | ---: | ---: |\n");
-	for (size_t small : {(size_t) 10000, (size_t) 100000, (size_t) 1000000})
-		for (const tune_variant &v : plan_variants)
+static void
+small_sizes(void *host_int4, void *host_float8)
+{
+	printf("\n## Small sorts (median us of 25, uniform keys)\n\n");
+	printf("| n | keys | ours, one block | ours, onesweep | CUB | one block / CUB time |\n"
+		   "| ---: | --- | ---: | ---: | ---: | ---: |\n");
+	for (size_t n : {(size_t) 1000, (size_t) 2048, (size_t) 4096, (size_t) 8192, (size_t) 10000})
+		for (int c = 0; c < 3; c++)
 		{
+			gs_type		t = c == 2 ? GS_FLOAT8 : GS_INT4;
+			bool		pairs = c == 1;
+			size_t		w = gs_type_size(t);
 			int			sel;
-			double		uni, nar, eq;
-			std::vector<int32_t> equal(small, 12345);
+			double		ms[3];
 
-			CHECK(cudaMemcpy(buf.pristine, host_int4, small * 4, cudaMemcpyHostToDevice));
-			uni = time_sort([&]() { return v.keys32(GS_INT4, small, false); }, small, 4, false, 25, &sel);
-			CHECK(cudaMemcpy(buf.pristine, host_narrow, small * 4, cudaMemcpyHostToDevice));
-			nar = time_sort([&]() { return v.keys32(GS_INT4, small, false); }, small, 4, false, 25, &sel);
-			CHECK(cudaMemcpy(buf.pristine, equal.data(), small * 4, cudaMemcpyHostToDevice));
-			eq = time_sort([&]() { return v.keys32(GS_INT4, small, false); }, small, 4, false, 25, &sel);
-			printf("| %s | %zu | %.1f | %.1f | %.1f |\n", v.name, small, uni * 1e3, nar * 1e3, eq * 1e3);
+			CHECK(cudaMemcpy(buf.pristine, t == GS_INT4 ? host_int4 : host_float8, n * w, cudaMemcpyHostToDevice));
+			for (int v = 0; v < 2; v++)
+			{
+				const tune_variant &tv = small_variants[v];
+				sort_fn		f = t == GS_FLOAT8 ? tv.keys64 : pairs ? tv.pairs32 : tv.keys32;
+
+				ms[v] = time_sort([&]() { return f(t, n, pairs); }, n, w, pairs, 25, &sel);
+			}
+			ms[2] = time_sort([&]() { return sort_cub(t, n, pairs); }, n, w, pairs, 25, &sel);
+			printf("| %zu | %s %s | %.1f | %.1f | %.1f | %.2f |\n", n, gs_type_name(t), pairs ? "pairs" : "keys",
+				   ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, ms[0] / ms[2]);
 			fflush(stdout);
 		}
 }
 
 /*
- * --profile: one sort each of 10^8 int4 uniform and [0, 10^6) keys, ours
- * only, for ncu (e.g. ncu --section SpeedOfLight -k regex:gs_radix).
+ * --trace: one sort of n int4 keys (or pairs) with stamps (radix_agent.cuh,
+ * GS_RADIX_TRACE_*) in its second pass; prints each phase's median and
+ * mean cycles per tile, the look-back round trips, and how far apart tiles
+ * start.
+ */
+template <bool PAIRS, class P>
+static void
+trace_policy(const char *name, size_t n)
+{
+	typedef gs_radix_dispatch<uint32_t, PAIRS, P> D;
+	size_t		tiles = (n + D::TILE - 1) / D::TILE;
+	std::vector<unsigned long long> h(tiles * GS_RADIX_TRACE_WORDS);
+	unsigned long long *d;
+	int			sel;
+	static const char *phase[] = {"tile number", "load + warp histograms", "publish + scan",
+		"rank (thread 0's warp)", "look-back (digit 0)", "wait for all digits", "scatter", "whole tile"};
+
+	CHECK(cudaMalloc(&d, h.size() * sizeof(h[0])));
+	CHECK(cudaMemset(d, 0, h.size() * sizeof(h[0])));
+	time_sort([&]() { return sort_policy<uint32_t, PAIRS, P>(GS_INT4, n, PAIRS); }, n, 4, PAIRS, 3, &sel);
+	D::trace = d;
+	D::trace_launch = 1;
+	restore(n, 4, PAIRS);
+	sort_policy<uint32_t, PAIRS, P>(GS_INT4, n, PAIRS);
+	CHECK(cudaStreamSynchronize(stream));
+	D::trace = NULL;
+	CHECK(cudaMemcpy(h.data(), d, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+	CHECK(cudaFree(d));
+
+	printf("\n## Trace of the second pass, %s, %zu int4 %s (%zu tiles; cycles per tile)\n\n", name, n,
+		   PAIRS ? "pairs" : "keys", tiles);
+	printf("| phase | median | mean |\n| --- | ---: | ---: |\n");
+	for (int ph = 0; ph < 8; ph++)
+	{
+		int			from = ph == 7 ? GS_RADIX_TRACE_START : ph;
+		int			to = ph == 7 ? GS_RADIX_TRACE_END : ph + 1;
+		std::vector<double> v;
+		double		sum = 0;
+
+		for (size_t t = 0; t < tiles; t++)
+		{
+			double		x = (double) (long long) (h[t * GS_RADIX_TRACE_WORDS + to] - h[t * GS_RADIX_TRACE_WORDS + from]);
+
+			v.push_back(x);
+			sum += x;
+		}
+		std::sort(v.begin(), v.end());
+		printf("| %s | %.0f | %.0f |\n", phase[ph], v[v.size() / 2], sum / v.size());
+	}
+
+	std::vector<double> reads, starts, life;
+
+	for (size_t t = 0; t < tiles; t++)
+	{
+		reads.push_back((double) h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_READS]);
+		starts.push_back((double) h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_START_NS]);
+		life.push_back((double) (h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_END_NS] -
+								 h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_START_NS]));
+	}
+	std::sort(reads.begin(), reads.end());
+	std::sort(starts.begin(), starts.end());
+	std::sort(life.begin(), life.end());
+	printf("\nlook-back round trips of digit 0: median %.0f, 90th percentile %.0f, max %.0f\n",
+		   reads[reads.size() / 2], reads[reads.size() * 9 / 10], reads.back());
+	printf("pass from first start to last start: %.1f us; tiles start %.1f ns apart; a tile lives %.2f us (median, globaltimer)\n",
+		   (starts.back() - starts.front()) / 1e3, (starts.back() - starts.front()) / (tiles - 1),
+		   life[life.size() / 2] / 1e3);
+}
+
+/*
+ * --profile ours|cub|ballot: two sorts of 10^8 int4 uniform keys by one
+ * implementation, and nothing else (for ncu, e.g. ncu -k regex:onesweep
+ * --launch-skip 4 --launch-count 1).
  */
 static void
-profile(void *host_int4, void *host_narrow, size_t n)
+profile(const char *which, void *host_int4, size_t n)
 {
-	for (void *h : {host_int4, host_narrow})
+	CHECK(cudaMemcpy(buf.pristine, host_int4, n * 4, cudaMemcpyHostToDevice));
+	for (int r = 0; r < 2; r++)
 	{
-		CHECK(cudaMemcpy(buf.pristine, h, n * 4, cudaMemcpyHostToDevice));
 		restore(n, 4, false);
-		sort_ours(GS_ALGO_RADIX, GS_INT4, n, false);
+		if (strcmp(which, "cub") == 0)
+			sort_cub(GS_INT4, n, false);
+		else if (strcmp(which, "ballot") == 0)
+			sort_policy<uint32_t, false, tune_policy<512, 16, 2, BALLOT, true, true> >(GS_INT4, n, false);
+		else
+			sort_ours(GS_ALGO_RADIX, GS_INT4, n, false);
 		CHECK(cudaStreamSynchronize(stream));
 	}
 }
@@ -298,7 +479,8 @@ main(int argc, char **argv)
 	const char *out_path = NULL;
 	bool		quick = false,
 				do_tune = false,
-				do_profile = false;
+				do_diag = false;
+	const char *profile_which = NULL;
 	size_t		max_n = 260000000;
 	cudaDeviceProp prop;
 	int			device = 0;
@@ -313,13 +495,16 @@ main(int argc, char **argv)
 			quick = true;
 		else if (strcmp(argv[i], "--tune") == 0)
 			do_tune = true;
-		else if (strcmp(argv[i], "--profile") == 0)
-			do_profile = true;
+		else if (strcmp(argv[i], "--diag") == 0)
+			do_diag = true;
+		else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
+			profile_which = argv[++i];
 		else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
 			max_n = strtoull(argv[++i], NULL, 10);
 		else
 		{
-			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--profile] [--max N]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--diag] [--profile ours|cub|ballot] [--max N]\n",
+					argv[0]);
 			return 2;
 		}
 	}
@@ -383,15 +568,26 @@ main(int argc, char **argv)
 			   *host_float8 = NULL,
 			   *host_narrow = NULL;
 
-	if (do_profile)
+	if (profile_which != NULL || do_diag)
 	{
 		size_t		n = std::min((size_t) 100000000, max_n);
 
 		host_int4 = malloc(n * 4);
-		host_narrow = malloc(n * 4);
 		fill_parallel(GS_INT4, GS_DIST_UNIFORM, host_int4, n);
-		fill_parallel(GS_INT4, GS_DIST_NARROW, host_narrow, n);
-		profile(host_int4, host_narrow, n);
+		if (profile_which != NULL)
+		{
+			profile(profile_which, host_int4, n);
+			return 0;
+		}
+		host_narrow = malloc(n / 10 * 4);
+		host_float8 = malloc(n / 2 * 8);
+		fill_parallel(GS_FLOAT8, GS_DIST_UNIFORM, host_float8, n / 2);
+		fill_parallel(GS_INT4, GS_DIST_NARROW, host_narrow, n / 10);
+		tune(host_int4, host_float8, host_narrow, n);
+		small_sizes(host_int4, host_float8);
+		CHECK(cudaMemcpy(buf.pristine, host_int4, n * 4, cudaMemcpyHostToDevice));
+		trace_policy<false, traced<LIB4> >("the int4 keys policy", n);
+		trace_policy<true, traced<gs_radix_policy_sm90<4, true> > >("the int4 pairs policy", n);
 		return 0;
 	}
 
@@ -473,6 +669,9 @@ main(int argc, char **argv)
 		fclose(f);
 	}
 	if (do_tune)
+	{
 		tune(host_int4, host_float8, host_narrow, std::min((size_t) 100000000, max_n / 2));
+		small_sizes(host_int4, host_float8);
+	}
 	return 0;
 }

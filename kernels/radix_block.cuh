@@ -87,6 +87,21 @@ gs_radix_digit(KeyT key, int shift)
  * Warp primitives.
  * ------------------------------------------------------------------------ */
 
+/*
+ * How a tile ranks its keys stably.  ATOMIC: one shared-memory atomicAdd
+ * per key, whose return is the key's place among its warp's earlier keys of
+ * the same digit; this needs the device to return values to the lanes of
+ * one atomic that hit one address in lane order, which the dispatch checks
+ * once per device (gs_radix_probe_kernel) before using it.  BALLOT: the
+ * lanes of equal digit found by one ballot per digit bit, ranked with one
+ * atomic per group (gs_warp_rank_digit_atomic).  BALLOT_SERIAL: the same
+ * match, the counter read and written by the group's leader in a chain
+ * (gs_warp_rank_digit), kept for comparison.
+ */
+#define GS_RADIX_RANK_BALLOT_SERIAL	0
+#define GS_RADIX_RANK_BALLOT		1
+#define GS_RADIX_RANK_ATOMIC		2
+
 static __device__ __forceinline__ uint32_t
 gs_lane_id(void)
 {
@@ -158,6 +173,121 @@ gs_warp_rank_digit(uint32_t digit, uint32_t *counters)
 	return before + __popc(peers & gs_lanemask_lt());
 }
 
+/*
+ * The same rank, pipelined: the highest lane of each group of equal digits
+ * adds the group's size to counters[digit] with one shared-memory atomic and
+ * the old value comes back to the group by a shuffle.  No lane waits for an
+ * earlier item's counter before starting on the next item, so a warp's
+ * items overlap (the other form is a load, a store and a __syncwarp per
+ * item in a chain).  The sort stays stable because a warp's shared-memory
+ * atomics on one address take effect in the order the warp issues them:
+ * item by item, as the loop is written.
+ */
+template <int RADIX_BITS>
+static __device__ __forceinline__ uint32_t
+gs_warp_rank_digit_atomic(uint32_t digit, uint32_t *counters)
+{
+	uint32_t	peers = gs_warp_match_digit<RADIX_BITS, false>(digit);
+	uint32_t	leader = 31 - __clz(peers);
+	uint32_t	below = __popc(peers & gs_lanemask_lt());
+	uint32_t	before = 0;
+
+	if (below + 1 == (uint32_t) __popc(peers))
+		before = atomicAdd(&counters[digit], below + 1);
+	return __shfl_sync(0xffffffffu, before, leader) + below;
+}
+
+/* ------------------------------------------------------------------------
+ * A tile's digit counts.  counters[w * BINS + b] holds warp w's count of
+ * digit b; thread b (b < BINS) owns digit b.
+ * ------------------------------------------------------------------------ */
+
+/* Thread b: each warp's count of digit b becomes the count in the warps before it; returns the tile's count. */
+template <int WARPS, int BINS>
+static __device__ __forceinline__ uint32_t
+gs_warp_counts_to_starts(uint32_t *counters, int b)
+{
+	uint32_t	count = 0;
+
+#pragma unroll
+	for (int w = 0; w < WARPS; w++)
+	{
+		uint32_t	c = counters[w * BINS + b];
+
+		counters[w * BINS + b] = count;
+		count += c;
+	}
+	return count;
+}
+
+/* Thread b: start (where digit b begins in the tile) added to each warp's start of digit b. */
+template <int WARPS, int BINS>
+static __device__ __forceinline__ void
+gs_warp_starts_add(uint32_t *counters, int b, uint32_t start)
+{
+#pragma unroll
+	for (int w = 0; w < WARPS; w++)
+		counters[w * BINS + b] += start;
+}
+
+/* ------------------------------------------------------------------------
+ * Bulk copies from global to shared memory (sm_90's copy engine), which a
+ * tile uses to load itself with one instruction instead of one load per key
+ * and thread.  One mbarrier per block, used once (phase 0): thread 0
+ * initialises it, announces the bytes and starts the copies; every thread
+ * waits on it.  Addresses and sizes must be multiples of 16 bytes.
+ * ------------------------------------------------------------------------ */
+
+static __device__ __forceinline__ uint32_t
+gs_smem_addr(const void *p)
+{
+	return (uint32_t) __cvta_generic_to_shared(p);
+}
+
+/* Thread 0, before the block's barrier: the mbarrier expects one arrival. */
+static __device__ __forceinline__ void
+gs_bulk_init(uint64_t *bar)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" : : "r"(gs_smem_addr(bar)) : "memory");
+	asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
+}
+
+/* Thread 0: the arrival, with the bytes the copies below will bring. */
+static __device__ __forceinline__ void
+gs_bulk_expect(uint64_t *bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+				 : : "r"(gs_smem_addr(bar)), "r"(bytes) : "memory");
+}
+
+static __device__ __forceinline__ void
+gs_bulk_copy(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+				 : : "r"(gs_smem_addr(dst)), "l"(src), "r"(bytes), "r"(gs_smem_addr(bar)) : "memory");
+}
+
+/* Every thread: until the copies announced have landed. */
+static __device__ __forceinline__ void
+gs_bulk_wait(uint64_t *bar)
+{
+	uint32_t	done;
+
+	do
+		asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+					 : "=r"(done) : "r"(gs_smem_addr(bar)) : "memory");
+	while (!done);
+}
+
+/* How many of count elements of size bytes at src one bulk copy can take (0 if src is misaligned). */
+static __device__ __forceinline__ uint32_t
+gs_bulk_count(const void *src, uint32_t count, uint32_t size)
+{
+	if ((uintptr_t) src % 16 != 0)
+		return 0;
+	return (count * size) / 16 * 16 / size;
+}
+
 /* ------------------------------------------------------------------------
  * Decoupled look-back status words: 2 flag bits, 30 bits of count.  A
  * portion holds at most 2^28 keys, so a count always fits.  Zero means "not
@@ -197,11 +327,11 @@ gs_store_relaxed(uint32_t *p, uint32_t v)
  * up to the first inclusive one; a word not yet published (zero) is read
  * again, from there.  Those tiles belong to blocks that took their tile
  * number earlier (tile numbers come from an atomic counter), so they are
- * running and will publish.
+ * running and will publish.  reads, when given, counts the round trips.
  */
 template <int WINDOW>
 static __device__ __forceinline__ uint32_t
-gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride)
+gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride, uint32_t *reads = nullptr)
 {
 	uint32_t	sum = 0;
 	uint32_t	t = tile;		/* tiles t .. tile-1 are summed */
@@ -215,8 +345,11 @@ gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride)
 
 			t--;
 			do
+			{
 				v = gs_load_relaxed(status + (size_t) t * stride);
-			while ((v & GS_LOOKBACK_FLAGS) == 0);
+				if (reads)
+					(*reads)++;
+			} while ((v & GS_LOOKBACK_FLAGS) == 0);
 			sum += v & GS_LOOKBACK_COUNT;
 			if (v & GS_LOOKBACK_INCLUSIVE)
 				break;
@@ -234,6 +367,8 @@ gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride)
 			for (int k = 0; k < WINDOW; k++)
 				/* tile 0 is always inclusive: nothing before it is ever needed */
 				v[k] = t > (uint32_t) k ? gs_load_relaxed(status + (size_t) (t - 1 - k) * stride) : GS_LOOKBACK_INCLUSIVE;
+			if (reads)
+				(*reads)++;
 #pragma unroll
 			for (int k = 0; k < WINDOW; k++)
 			{

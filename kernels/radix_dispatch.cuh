@@ -10,6 +10,8 @@
 #include <atomic>
 
 #include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "gpusort.h"
 #include "internal.h"
@@ -32,15 +34,93 @@ gs_radix_histogram_kernel(typename gs_radix_histogram_agent<KeyT, Policy>::param
 	agent(s, p).run();
 }
 
-template <typename KeyT, bool HAS_VALUES, class Policy>
+template <typename KeyT, bool HAS_VALUES, class Policy, int RANK>
 __global__ void __launch_bounds__(Policy::THREADS, Policy::MIN_BLOCKS)
 gs_radix_onesweep_kernel(gs_radix_pass_params<KeyT> p)
 {
-	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy> agent;
+	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy, RANK> agent;
 	extern __shared__ __align__(16) unsigned char smem[];
 	__shared__ typename agent::static_storage ss;
 
 	agent::run(p, smem, ss);
+}
+
+template <typename KeyT, bool HAS_VALUES, int THREADS, int ITEMS, int RANK>
+__global__ void __launch_bounds__(THREADS)
+gs_radix_block_sort_kernel(gs_radix_block_sort_params<KeyT> p)
+{
+	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, THREADS, ITEMS, RANK> agent;
+	extern __shared__ __align__(16) unsigned char smem[];
+	__shared__ typename agent::static_storage ss;
+
+	agent::run(p, smem, ss);
+}
+
+/*
+ * GS_RADIX_RANK_ATOMIC's premise, checked on the device: one warp's
+ * shared-memory atomicAdd(address, 1), lanes hitting the same address, must
+ * return to those lanes the counter plus the number of lower lanes among
+ * them.  Each of 4 warps tries 48 address patterns (all lanes on one word,
+ * a few words, words sharing a bank, hashed) three rounds deep;
+ * gs_radix_probe_wrong gets the number of lanes that got anything else.
+ */
+static __device__ uint32_t gs_radix_probe_wrong;
+
+static __global__ void
+gs_radix_probe_kernel(void)
+{
+	__shared__ uint32_t counters[4][64];
+	__shared__ uint32_t total;
+	const uint32_t lane = gs_lane_id();
+	uint32_t   *c = counters[threadIdx.x / 32];
+	uint32_t	bad = 0;
+
+	if (threadIdx.x == 0)
+		total = 0;
+	__syncthreads();
+
+	for (uint32_t pattern = 0; pattern < 48; pattern++)
+	{
+		const uint32_t words[8] = {1, 2, 3, 4, 7, 32, 33, 64};
+
+		c[lane] = 0;
+		c[lane + 32] = 0;
+		__syncwarp();
+		for (uint32_t round = 0; round < 3; round++)
+		{
+			uint32_t	x = (lane + 1) * 0x9E3779B9u ^ (pattern + 1) * 0x85EBCA6Bu ^ (round + 1) * 0xC2B2AE35u;
+			uint32_t	a;
+
+			x ^= x >> 15;
+			switch (pattern % 4)
+			{
+				case 0:
+					a = x % words[pattern / 4 % 8];
+					break;
+				case 1:
+					a = lane / (1 + pattern / 4 % 8);
+					break;
+				case 2:
+					a = (31 - lane) / (1 + pattern / 4 % 8) * 32 % 64;
+					break;
+				default:
+					a = lane % (1 + pattern / 4 % 8) * 32 % 64 + round;
+					break;
+			}
+
+			uint32_t	peers = __match_any_sync(0xffffffffu, a);
+			uint32_t	expect = c[a] + __popc(peers & gs_lanemask_lt());
+
+			__syncwarp();
+			bad += atomicAdd(&c[a], 1) != expect;
+			__syncwarp();
+		}
+	}
+	if (bad)
+		atomicAdd(&total, bad);
+	__syncthreads();
+	if (threadIdx.x == 0)
+		gs_radix_probe_wrong = total;
 }
 
 /* What the dispatch needs to know about the device, read once per device. */
@@ -48,9 +128,45 @@ typedef struct gs_radix_device
 {
 	std::atomic<int> ready;
 	int			sm_count;
+	bool		atomics_ordered;	/* gs_radix_probe_kernel found no wrong lane */
 } gs_radix_device;
 
 #define GS_RADIX_MAX_DEVICES 64
+
+/*
+ * Where a sort's plan comes back to the host: a pinned word and an event
+ * that says it has arrived, made once per thread and device and kept for
+ * the life of the thread (the library never resets a device, so they stay
+ * valid).
+ */
+typedef struct gs_radix_readback
+{
+	uint32_t   *word;
+	cudaEvent_t event;
+} gs_radix_readback;
+
+static cudaError_t
+gs_radix_readback_get(int device, gs_radix_readback **rb)
+{
+	static thread_local gs_radix_readback slots[GS_RADIX_MAX_DEVICES];
+	gs_radix_readback *r = &slots[device];
+	cudaError_t e = cudaSuccess;
+
+	if (r->word == NULL)
+	{
+		e = cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming);
+		if (e == cudaSuccess)
+			e = cudaMallocHost((void **) &r->word, sizeof(uint32_t));
+		if (e != cudaSuccess)
+		{
+			(void) cudaEventDestroy(r->event);
+			r->word = NULL;
+			return e;
+		}
+	}
+	*rb = r;
+	return cudaSuccess;
+}
 
 static gs_radix_device gs_radix_devices[GS_RADIX_MAX_DEVICES];
 
@@ -58,13 +174,21 @@ template <typename KeyT, bool HAS_VALUES, class Policy>
 struct gs_radix_dispatch
 {
 	typedef gs_radix_histogram_agent<KeyT, Policy> histogram_agent;
-	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy> onesweep_agent;
+	/* the tile and its shared memory are the same whatever the rank */
+	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy, GS_RADIX_RANK_BALLOT> onesweep_agent;
+
+	/* the rank where the device fails the probe of GS_RADIX_RANK_ATOMIC */
+	static constexpr int FALLBACK_RANK = Policy::RANK == GS_RADIX_RANK_ATOMIC ? GS_RADIX_RANK_BALLOT : Policy::RANK;
 
 	static constexpr int BINS = histogram_agent::BINS;
 	static constexpr int PASSES = histogram_agent::PASSES;
 	static constexpr uint32_t TILE = onesweep_agent::TILE;
 	static constexpr uint32_t TILES_PER_PORTION = GS_RADIX_PORTION_LIMIT / TILE;
 	static constexpr uint32_t PORTION = TILES_PER_PORTION * TILE;
+
+	/* With Policy::TRACE (benchmarks): where launch number trace_launch writes its stamps */
+	static inline unsigned long long *trace = nullptr;
+	static inline int trace_launch = -1;
 
 	/* Where each piece of scratch lies in temp (byte offsets, 256-aligned). */
 	struct layout
@@ -74,7 +198,7 @@ struct gs_radix_dispatch
 		uint32_t	max_tiles;		/* tiles in the largest portion */
 		size_t		hist;			/* [PASSES][BINS] digit counts */
 		size_t		blocks_done;	/* the histogram kernel's finishing counter */
-		size_t		plan;			/* the pass mask read back by the host */
+		size_t		plan;			/* the histogram's plan: 2 words */
 		size_t		tile_counters;	/* one per launch */
 		size_t		zeroed_bytes;	/* all of the above, cleared by one memset */
 		size_t		bin_base;		/* [PASSES][portions + 1][BINS] */
@@ -102,7 +226,7 @@ struct gs_radix_dispatch
 		l.blocks_done = at;
 		at += sizeof(uint32_t);
 		l.plan = at;
-		at += sizeof(uint32_t);
+		at += 2 * sizeof(uint32_t);
 		l.tile_counters = at;
 		at += (size_t) PASSES * l.portions * sizeof(uint32_t);
 		l.zeroed_bytes = at;
@@ -118,7 +242,20 @@ struct gs_radix_dispatch
 		return l;
 	}
 
-	/* Raises the kernel's dynamic shared memory limit, once per device. */
+	/*
+	 * Small sorts, up to Policy::SMALL_MAX keys, run in one block
+	 * (gs_radix_block_sort_agent): 256 threads of 8 keys up to 2048 keys, 512
+	 * of 8 up to 4096, 512 of 16 up to 8192 (1024 threads would cap registers
+	 * at 64 and spill).
+	 */
+	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, 256, 8, GS_RADIX_RANK_BALLOT> small_agent;
+	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, 512, 8, GS_RADIX_RANK_BALLOT> medium_agent;
+	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, 512, 16, GS_RADIX_RANK_BALLOT> large_agent;
+
+	static_assert(Policy::SMALL_MAX <= large_agent::TILE, "SMALL_MAX fits one block");
+
+	/* Raises the kernels' dynamic shared memory limits, once per device and rank. */
+	template <int RANK>
 	static gs_status
 	configure(int device, gs_error *err)
 	{
@@ -127,15 +264,68 @@ struct gs_radix_dispatch
 
 		if (configured.load(std::memory_order_relaxed) & bit)
 			return GS_OK;
-		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy>,
+		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK>,
 										   cudaFuncAttributeMaxDynamicSharedMemorySize,
 										   (int) onesweep_agent::SMEM_BYTES), err);
+		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 256, 8, RANK>,
+										   cudaFuncAttributeMaxDynamicSharedMemorySize,
+										   (int) small_agent::SMEM_BYTES), err);
+		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 512, 8, RANK>,
+										   cudaFuncAttributeMaxDynamicSharedMemorySize,
+										   (int) medium_agent::SMEM_BYTES), err);
+		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 512, 16, RANK>,
+										   cudaFuncAttributeMaxDynamicSharedMemorySize,
+										   (int) large_agent::SMEM_BYTES), err);
 		configured.fetch_or(bit, std::memory_order_relaxed);
 		return GS_OK;
 	}
 
+	/* One launch sorts keys[0] (and values[0]) in place; the result is in buffer 0. */
+	template <int RANK>
 	static gs_status
-	sort(gs_gpu_sort_args *a, int sm_count, int device, gs_error *err)
+	sort_small(gs_gpu_sort_args *a, gs_error *err)
+	{
+		gs_radix_block_sort_params<KeyT> bp;
+		cudaStream_t stream = (cudaStream_t) a->stream;
+
+		bp.keys = (KeyT *) a->keys[0];
+		bp.values = HAS_VALUES ? a->values[0] : NULL;
+		bp.n = (uint32_t) a->n;
+		bp.is_float = a->type == GS_FLOAT4 || a->type == GS_FLOAT8;
+		bp.descending = a->descending;
+		if (a->n <= (size_t) small_agent::TILE)
+			gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 256, 8, RANK>
+				<<<1, 256, small_agent::SMEM_BYTES, stream>>>(bp);
+		else if (a->n <= (size_t) medium_agent::TILE)
+			gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 512, 8, RANK>
+				<<<1, 512, medium_agent::SMEM_BYTES, stream>>>(bp);
+		else
+			gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 512, 16, RANK>
+				<<<1, 512, large_agent::SMEM_BYTES, stream>>>(bp);
+		GS_CUDA_CHECK(cudaGetLastError(), err);
+		a->result_selector = 0;
+		return GS_OK;
+	}
+
+	/*
+	 * Sorts (or answers the size query) with the policy's rank where the
+	 * device returned atomics in lane order to gs_radix_probe_kernel, else
+	 * with FALLBACK_RANK.
+	 */
+	static gs_status
+	sort(gs_gpu_sort_args *a, int sm_count, int device, bool atomics_ordered, gs_error *err)
+	{
+		if constexpr (Policy::RANK == GS_RADIX_RANK_ATOMIC)
+		{
+			if (atomics_ordered)
+				return sort_ranked<GS_RADIX_RANK_ATOMIC>(a, sm_count, device, err);
+		}
+		return sort_ranked<FALLBACK_RANK>(a, sm_count, device, err);
+	}
+
+	template <int RANK>
+	static gs_status
+	sort_ranked(gs_gpu_sort_args *a, int sm_count, int device, gs_error *err)
 	{
 		const uint32_t n = (uint32_t) a->n;
 		const layout l = make_layout(n);
@@ -144,22 +334,26 @@ struct gs_radix_dispatch
 		unsigned char *temp = (unsigned char *) a->temp;
 		uint32_t   *hist = (uint32_t *) (temp + l.hist);
 		uint32_t   *bin_base = (uint32_t *) (temp + l.bin_base);
-		uint32_t   *tile_counters = (uint32_t *) (temp + l.tile_counters);
-		uint32_t   *lookback[2] = {(uint32_t *) (temp + l.lookback[0]), (uint32_t *) (temp + l.lookback[1])};
+		uint32_t   *lookback0 = (uint32_t *) (temp + l.lookback[0]);
 		const size_t bin_base_pass_stride = (size_t) (l.portions + 1) * BINS;
-		uint32_t	plan = 0;
+
+		const bool	small = a->n <= (size_t) Policy::SMALL_MAX;
+		/* the small sort needs no scratch; never 0, so the second call is not a query again */
+		const size_t need = small ? 256 : l.total;
 
 		if (a->temp == NULL)
 		{
-			a->temp_bytes = l.total;
+			a->temp_bytes = need;
 			return GS_OK;
 		}
-		if (a->temp_bytes < l.total)
+		if (a->temp_bytes < need)
 			return gs_fail(err, GS_ERR_INVALID_ARGUMENT,
 						   "temp_bytes is %zu, the radix sort of %zu %s keys needs %zu",
-						   a->temp_bytes, a->n, gs_type_name(a->type), l.total);
-		if (configure(device, err) != GS_OK)
+						   a->temp_bytes, a->n, gs_type_name(a->type), need);
+		if (configure<RANK>(device, err) != GS_OK)
 			return err ? err->status : GS_ERR_CUDA;
+		if (small)
+			return sort_small<RANK>(a, err);
 
 		/* 1. all digit histograms, the offsets of each digit, and the plan */
 		GS_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.zeroed_bytes, stream), err);
@@ -178,7 +372,7 @@ struct gs_radix_dispatch
 			hp.bin_base = bin_base;
 			hp.bin_base_pass_stride = bin_base_pass_stride;
 			hp.plan = (uint32_t *) (temp + l.plan);
-			hp.lookback0 = lookback[0];
+			hp.lookback0 = lookback0;
 			hp.lookback0_words = (size_t) l.max_tiles * BINS;
 			if (blocks > full)
 				blocks = full;
@@ -187,78 +381,130 @@ struct gs_radix_dispatch
 		}
 
 		/*
-		 * 2. which digits vary.  Large sorts read the plan back (one stream
-		 * sync and a 4-byte copy) and launch only those passes.  Small sorts
-		 * cannot afford the round trip: they launch every pass, and a pass
-		 * whose digit is constant reads the plan on the device and copies
-		 * its keys in place of sorting them; the result is then always in
-		 * buffer PASSES % 2 = 0.
+		 * 2. which digits vary.  Small sorts cannot afford a round trip to
+		 * the host: they launch every pass and let each read the plan on the
+		 * device (GS_RADIX_PLAN_DEVICE, gs_radix_histogram_agent): it picks
+		 * its buffers, and a pass whose digit is constant does nothing, or
+		 * copies the keys where that keeps the result in buffer 0.  Larger
+		 * sorts launch the first pass the same way (GS_RADIX_PLAN_AHEAD: it
+		 * does nothing if its digit is constant) and only then wait for the
+		 * plan, which the histogram kernel copies to the host: the GPU sorts
+		 * while the host wakes up, and the host launches just the passes
+		 * whose digit varies.  Past one portion the plan is read first.
 		 */
 		const bool	device_plan = (size_t) n + 1 <= Policy::SYNC_MIN_KEYS && l.portions == 1;
-
-		if (device_plan)
-			plan = (1u << PASSES) - 1;
-		else
-		{
-			GS_CUDA_CHECK(cudaMemcpyAsync(&plan, temp + l.plan, sizeof(plan), cudaMemcpyDeviceToHost, stream), err);
-			GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
-		}
-
-		int			active = __builtin_popcount(plan);
-		int			done = 0;
 		int			selector = 0;
 		uint32_t	launch = 0;
 
+		if (device_plan)
+		{
+			for (int d = 0; d < PASSES; d++)
+				launch_pass<RANK>(a, l, temp, d, 0, selector, GS_RADIX_PLAN_DEVICE, d == 0, d == PASSES - 1,
+								  d + 1 < PASSES, &launch, stream);
+			GS_CUDA_CHECK(cudaGetLastError(), err);
+			a->result_selector = 0;
+			return GS_OK;
+		}
+
+		gs_radix_readback *rb;
+
+		GS_CUDA_CHECK(gs_radix_readback_get(device, &rb), err);
+		GS_CUDA_CHECK(cudaMemcpyAsync(rb->word, temp + l.plan, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream), err);
+		GS_CUDA_CHECK(cudaEventRecord(rb->event, stream), err);
+
+		int			first_digit = 0;
+
+		if (l.portions == 1)
+		{
+			launch_pass<RANK>(a, l, temp, 0, 0, 0, GS_RADIX_PLAN_AHEAD, true, false, true, &launch, stream);
+			GS_CUDA_CHECK(cudaGetLastError(), err);
+			first_digit = 1;
+		}
+		GS_CUDA_CHECK(cudaEventSynchronize(rb->event), err);
+
+		const uint32_t plan = *rb->word;
+		int			active = __builtin_popcount(plan);
+		int			done = 0;
+
+		if (first_digit == 1 && (plan & 1))
+		{
+			selector = 1;
+			done = 1;
+		}
+
 		/* 3. one onesweep pass per digit that varies, one launch per portion */
-		for (int d = 0; d < PASSES; d++)
+		for (int d = first_digit; d < PASSES; d++)
 		{
 			if (!(plan & (1u << d)))
 				continue;
 			for (uint32_t q = 0; q < l.portions; q++)
-			{
-				gs_radix_pass_params<KeyT> pp;
-				size_t		start = (size_t) q * PORTION;
-				uint32_t	count = (uint32_t) ((size_t) n - start < PORTION ? (size_t) n - start : PORTION);
-				uint32_t	tiles = (count + TILE - 1) / TILE;
-				bool		more = q + 1 < l.portions || done + 1 < active;
-				/* the next launch covers portion q + 1, or portion 0 of the next pass */
-				uint32_t	next_tiles = q + 1 < l.portions ?
-					(uint32_t) (((size_t) n - start - count < PORTION ? (size_t) n - start - count : PORTION) + TILE - 1) / TILE :
-					l.max_tiles;
-
-				pp.keys_in = (const KeyT *) a->keys[selector] + start;
-				pp.keys_out = (KeyT *) a->keys[selector ^ 1];
-				pp.values_in = HAS_VALUES ? a->values[selector] + start : NULL;
-				pp.values_out = HAS_VALUES ? a->values[selector ^ 1] : NULL;
-				pp.n = count;
-				pp.digit = d;
-				pp.first = done == 0;
-				pp.last = done == active - 1;
-				pp.is_float = is_float;
-				pp.descending = a->descending;
-				pp.plan = device_plan ? (const uint32_t *) (temp + l.plan) : NULL;
-				pp.bin_base_in = bin_base + d * bin_base_pass_stride + (size_t) q * BINS;
-				pp.bin_base_out = bin_base + d * bin_base_pass_stride + (size_t) (q + 1) * BINS;
-				pp.lookback = lookback[launch % 2];
-				pp.lookback_clear = lookback[(launch + 1) % 2];
-				pp.lookback_clear_words = more ? (size_t) next_tiles * BINS : 0;
-				pp.tile_counter = tile_counters + launch;
-				gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy>
-					<<<tiles, Policy::THREADS, onesweep_agent::SMEM_BYTES, stream>>>(pp);
-				GS_CUDA_CHECK(cudaGetLastError(), err);
-				launch++;
-			}
+				launch_pass<RANK>(a, l, temp, d, q, selector, GS_RADIX_PLAN_HOST, done == 0, done == active - 1,
+								  q + 1 < l.portions || done + 1 < active, &launch, stream);
+			GS_CUDA_CHECK(cudaGetLastError(), err);
 			selector ^= 1;
 			done++;
 		}
 		a->result_selector = selector;
 		return GS_OK;
 	}
+
+	/*
+	 * Launches the pass over digit d of portion q, reading buffer selector
+	 * (with GS_RADIX_PLAN_DEVICE the kernel picks its buffers).  more: a
+	 * launch follows, whose status words this one clears.
+	 */
+	template <int RANK>
+	static void
+	launch_pass(const gs_gpu_sort_args *a, const layout &l, unsigned char *temp, int d, uint32_t q,
+				int selector, int plan_mode, bool first, bool last, bool more, uint32_t *launch,
+				cudaStream_t stream)
+	{
+		const uint32_t n = (uint32_t) a->n;
+		uint32_t   *bin_base = (uint32_t *) (temp + l.bin_base);
+		uint32_t   *lookback[2] = {(uint32_t *) (temp + l.lookback[0]), (uint32_t *) (temp + l.lookback[1])};
+		const size_t bin_base_pass_stride = (size_t) (l.portions + 1) * BINS;
+		gs_radix_pass_params<KeyT> pp;
+		size_t		start = (size_t) q * PORTION;
+		uint32_t	count = (uint32_t) ((size_t) n - start < PORTION ? (size_t) n - start : PORTION);
+		uint32_t	tiles = (count + TILE - 1) / TILE;
+		/* the next launch covers portion q + 1, or portion 0 of the next pass */
+		uint32_t	next_tiles = q + 1 < l.portions ?
+			(uint32_t) (((size_t) n - start - count < PORTION ? (size_t) n - start - count : PORTION) + TILE - 1) / TILE :
+			l.max_tiles;
+
+		pp.keys_in = (const KeyT *) a->keys[selector] + start;
+		pp.keys_out = (KeyT *) a->keys[selector ^ 1];
+		pp.values_in = HAS_VALUES ? a->values[selector] + start : NULL;
+		pp.values_out = HAS_VALUES ? a->values[selector ^ 1] : NULL;
+		pp.n = count;
+		pp.digit = d;
+		pp.first = first;
+		pp.last = last;
+		pp.is_float = a->type == GS_FLOAT4 || a->type == GS_FLOAT8;
+		pp.descending = a->descending;
+		pp.plan_mode = plan_mode;
+		pp.plan = (const uint32_t *) (temp + l.plan);
+		pp.bin_base_in = bin_base + d * bin_base_pass_stride + (size_t) q * BINS;
+		pp.bin_base_out = bin_base + d * bin_base_pass_stride + (size_t) (q + 1) * BINS;
+		pp.lookback = lookback[*launch % 2];
+		pp.lookback_clear = lookback[(*launch + 1) % 2];
+		pp.lookback_clear_words = more ? (size_t) next_tiles * BINS : 0;
+		pp.tile_counter = (uint32_t *) (temp + l.tile_counters) + *launch;
+		pp.trace = Policy::TRACE && (int) *launch == trace_launch ? trace : NULL;
+		gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK>
+			<<<tiles, Policy::THREADS, onesweep_agent::SMEM_BYTES, stream>>>(pp);
+		(*launch)++;
+	}
 };
 
-/* The current device and its SM count (read once per device). */
+/*
+ * The current device, its SM count, and whether it passes the probe of
+ * GS_RADIX_RANK_ATOMIC (run on stream, which it synchronises, the first time
+ * a device is seen).  GPUSORT_RADIX_RANK=ballot in the environment makes
+ * every device fail the probe, so that tests can run the other rank.
+ */
 static inline gs_status
-gs_radix_device_info(int *device, int *sm_count, gs_error *err)
+gs_radix_device_info(int *device, int *sm_count, bool *atomics_ordered, cudaStream_t stream, gs_error *err)
 {
 	GS_CUDA_CHECK(cudaGetDevice(device), err);
 	if (*device < 0 || *device >= GS_RADIX_MAX_DEVICES)
@@ -269,10 +515,20 @@ gs_radix_device_info(int *device, int *sm_count, gs_error *err)
 
 	if (!d->ready.load(std::memory_order_acquire))
 	{
+		const char *forced = getenv("GPUSORT_RADIX_RANK");
+		uint32_t	wrong = 1;
+
 		GS_CUDA_CHECK(cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, *device), err);
+		gs_radix_probe_kernel<<<1, 128, 0, stream>>>();
+		GS_CUDA_CHECK(cudaGetLastError(), err);
+		GS_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&wrong, gs_radix_probe_wrong, sizeof(wrong), 0,
+												cudaMemcpyDeviceToHost, stream), err);
+		GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
+		d->atomics_ordered = wrong == 0 && !(forced != NULL && strcmp(forced, "ballot") == 0);
 		d->ready.store(1, std::memory_order_release);
 	}
 	*sm_count = d->sm_count;
+	*atomics_ordered = d->atomics_ordered;
 	return GS_OK;
 }
 
