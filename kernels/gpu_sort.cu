@@ -9,23 +9,26 @@
 #include "internal.h"
 
 /*
- * What GS_ALGO_AUTO runs, from bench_comparison on the H100 (2026-11-23,
- * bench/results/comparison-h100-2026-11-23.md): a sort costs at least one
- * launch, and the radix sort's several launches put a floor of about 50 us
- * under it (75 us for 64-bit keys), so small sorts go to the single-block
- * bitonic sort (one launch) and then to the merge sort, whose passes are few
- * while the array is small.  64-bit keys keep the merge sort longer (the
- * radix sort needs eight digit passes for them).  Argsort thresholds are
- * lower: the radix sort carries values more cheaply.
+ * What GS_ALGO_AUTO runs, from bench_comparison's every-algorithm table on
+ * the H100 (2026-11-25, bench/results/comparison-h100-2026-11-25.md):
+ * the single-block bitonic sort for the smallest arrays (up to 512 keys, 256
+ * for an argsort, 1024 for 64-bit keys); the radix sort's single-block sort
+ * up to its 8192 keys (10.6-16.7 us for int4 keys, where merge takes 22-30);
+ * the merge sort where the radix sort's several launches cost more than the
+ * merge passes (up to 2^15 keys; 2^21 for 64-bit keys, whose radix sort
+ * makes eight passes); the radix sort beyond.
  */
 static gs_algorithm
 gs_gpu_auto_algorithm(gs_type type, size_t n, bool argsort)
 {
-	size_t		merge_max = gs_type_size(type) == 8 && !argsort ? ((size_t) 1 << 22) :
-		gs_type_size(type) == 4 && !argsort ? ((size_t) 1 << 17) : ((size_t) 1 << 16);
+	size_t		w = gs_type_size(type);
+	size_t		bitonic_max = w == 8 ? 1024 : argsort ? 256 : 512;
+	size_t		merge_max = w == 8 ? ((size_t) 1 << 21) : ((size_t) 1 << 15);
 
-	if (n <= 1024)
+	if (n <= bitonic_max)
 		return GS_ALGO_BITONIC;
+	if (n <= 8192)
+		return GS_ALGO_RADIX;
 	if (n <= merge_max)
 		return GS_ALGO_MERGE;
 	return GS_ALGO_RADIX;
