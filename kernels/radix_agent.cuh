@@ -42,7 +42,12 @@ struct gs_radix_histogram_agent
 
 	struct storage
 	{
-		/* COPIES sub-histograms cut same-address atomics between lanes */
+		/*
+		 * One sub-histogram per warp (COPIES of them, warps sharing them
+		 * in turn): equal digits of one warp's lanes cost one update, which
+		 * the atomic itself aggregates, and warps do not queue on the same
+		 * words when the keys are sorted or few.
+		 */
 		uint32_t	hist[COPIES][PASSES][BINS];
 		typename block_scan::TempStorage scan;
 		int			last_block;
@@ -108,7 +113,7 @@ struct gs_radix_histogram_agent
 	run(void)
 	{
 		const int	tid = threadIdx.x;
-		uint32_t	(*h)[BINS] = s.hist[tid % COPIES];
+		uint32_t	(*h)[BINS] = s.hist[tid / 32 % COPIES];
 		const size_t grid_threads = (size_t) gridDim.x * THREADS;
 
 		for (int i = tid; i < COPIES * PASSES * BINS; i += THREADS)

@@ -24,9 +24,9 @@
  * larger ones wait for the plan on the host while their first pass runs.
  * Up to SMALL_MAX keys one block sorts everything in one launch.  The
  * histogram kernel reads 16 bytes at a time, HIST_UNROLL loads in flight per
- * thread, into HIST_COPIES sub-histograms per block (fewer for 64-bit keys,
- * whose 8 digit histograms take more shared memory); HIST_RUN_CACHE counts
- * runs of one digit with one atomic.
+ * thread, into HIST_COPIES sub-histograms per block, one per warp (fewer
+ * for 64-bit keys, whose 8 digit histograms take more shared memory);
+ * HIST_RUN_CACHE counts runs of one digit with one atomic.
  */
 /* Build-time overrides, so a test binary can try a candidate (bench/NOTES-radix.md). */
 #ifndef GS_RADIX_RANK
@@ -56,7 +56,7 @@ struct gs_radix_policy_sm90
 	static constexpr int HIST_THREADS = 256;
 	static constexpr int HIST_BLOCKS_PER_SM = 4;
 	static constexpr int HIST_UNROLL = 4;
-	static constexpr int HIST_COPIES = 1;
+	static constexpr int HIST_COPIES = 8;
 	static constexpr bool HIST_RUN_CACHE = false;
 };
 
