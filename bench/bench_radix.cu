@@ -208,7 +208,10 @@ struct with_small_max : P
 	static constexpr size_t SMALL_MAX = S;
 };
 
-/* The 1.0 release's policy: 384 x 16, serial ballot rank, 8 histogram copies with the run cache. */
+/*
+ * The 1.0 release's policy: 384 x 16, serial ballot rank, 8 histogram copies with the run cache (the
+ * copies are now one per warp, not per lane; otherwise the 1.0 kernels).
+ */
 struct release_1_0_policy : tune_policy<384, 16, 2, GS_RADIX_RANK_BALLOT_SERIAL>
 {
 	static constexpr int HIST_COPIES = 8;
