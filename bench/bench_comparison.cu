@@ -48,6 +48,7 @@
 #include "keys.h"
 #include "quick_sort.cuh"
 #include "merge_sort.cuh"
+#include "../test/merge_variants.h"
 #include "worst_case.h"
 #include "../test/distributions.h"
 #include "bench_common.cuh"
@@ -222,11 +223,6 @@ runs_for(size_t n)
 
 /* ---- merge-path variants (gs_merge_path_options) ---- */
 
-typedef struct merge_variant
-{
-	int			shape;
-	gs_merge_split split;
-} merge_variant;
 
 /*
  * The candidates of the current round (bench/NOTES-comparison.md, "Round 2"),
@@ -263,20 +259,7 @@ merge_variants(void)
 		return v;
 	}
 	v.clear();
-	for (std::string rest = list; !rest.empty();)
-	{
-		size_t		comma = rest.find(',');
-		std::string item = rest.substr(0, comma);
-		char		name[32];
-		int			sh;
-
-		rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-		if (sscanf(item.c_str(), "%d/%31s", &sh, name) != 2 || sh < 0 || sh >= GS_NUM_MERGE_SHAPES)
-			continue;
-		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
-			if (strcmp(name, gs_merge_split_name((gs_merge_split) sp)) == 0)
-				v.push_back({sh, (gs_merge_split) sp});
-	}
+	merge_variants_parse(list, v);
 	if (v.empty())
 		v.push_back({d.shape, d.split});
 	return v;

@@ -69,6 +69,31 @@ gs_thread_sort(K (&k)[ITEMS], uint32_t (&v)[ITEMS])
 }
 
 /*
+ * The merge-path search: how many of the first diag outputs of merge(A, B)
+ * come from A, by a binary search over an index of type I (int in shared
+ * memory, size_t in global memory).
+ */
+template <typename I, typename K, bool PAIR>
+static __device__ __forceinline__ I
+gs_merge_path_search(const K *ak, const uint32_t *av, I la, const K *bk, const uint32_t *bv, I lb, I diag)
+{
+	I			lo = diag > lb ? diag - lb : 0;
+	I			hi = diag < la ? diag : la;
+
+	while (lo < hi)
+	{
+		I			mid = (lo + hi) >> 1;
+		I			j = diag - 1 - mid;
+
+		if (gs_le<K, PAIR>(ak[mid], PAIR ? av[mid] : 0, bk[j], PAIR ? bv[j] : 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * Merge path in shared memory: how many of the first diag outputs of
  * merge(A, B) come from A (A first on ties).  A[i] is among them exactly
  * when A[i] <= B[diag - 1 - i], a predicate monotone in i.  av/bv are only
@@ -79,20 +104,7 @@ static __device__ __forceinline__ int
 gs_merge_path(const K *ak, const uint32_t *av, int la,
 			  const K *bk, const uint32_t *bv, int lb, int diag)
 {
-	int			lo = max(0, diag - lb);
-	int			hi = min(diag, la);
-
-	while (lo < hi)
-	{
-		int			mid = (lo + hi) >> 1;
-		int			j = diag - 1 - mid;
-
-		if (gs_le<K, PAIR>(ak[mid], PAIR ? av[mid] : 0, bk[j], PAIR ? bv[j] : 0))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return gs_merge_path_search<int, K, PAIR>(ak, av, la, bk, bv, lb, diag);
 }
 
 /*
@@ -153,20 +165,7 @@ static __device__ __forceinline__ size_t
 gs_thread_merge_path(const K *ak, const uint32_t *av, size_t la,
 					 const K *bk, const uint32_t *bv, size_t lb, size_t diag)
 {
-	size_t		lo = diag > lb ? diag - lb : 0;
-	size_t		hi = diag < la ? diag : la;
-
-	while (lo < hi)
-	{
-		size_t		mid = (lo + hi) >> 1;
-		size_t		j = diag - 1 - mid;
-
-		if (gs_le<K, PAIR>(ak[mid], PAIR ? av[mid] : 0, bk[j], PAIR ? bv[j] : 0))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return gs_merge_path_search<size_t, K, PAIR>(ak, av, la, bk, bv, lb, diag);
 }
 
 /*

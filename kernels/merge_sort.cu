@@ -116,6 +116,22 @@ gs_merge_with_shape(int s, F &f)
 	return f.template run<typename gs_merge_policy<K, VALUES>::shape>();
 }
 
+/* gs_merge_with_shape for keys of type's width, with values or not. */
+template <typename F>
+static gs_status
+gs_merge_with_width(gs_type type, bool values, int s, F &f)
+{
+	switch (gs_type_size(type))
+	{
+		case 8:
+			return values ? gs_merge_with_shape<uint64_t, true>(s, f) : gs_merge_with_shape<uint64_t, false>(s, f);
+		case 4:
+			return values ? gs_merge_with_shape<uint32_t, true>(s, f) : gs_merge_with_shape<uint32_t, false>(s, f);
+		default:
+			return values ? gs_merge_with_shape<uint16_t, true>(s, f) : gs_merge_with_shape<uint16_t, false>(s, f);
+	}
+}
+
 static gs_merge_variant gs_merge_current_variant = GS_MERGE_PATH;
 static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_AUTO, 0, -1, 0};
 
@@ -248,18 +264,7 @@ gs_merge_numbers(gs_type type, bool values)
 	gs_merge_shape_numbers f;
 	int			s = gs_merge_path_current.shape;
 
-	switch (gs_type_size(type))
-	{
-		case 8:
-			values ? gs_merge_with_shape<uint64_t, true>(s, f) : gs_merge_with_shape<uint64_t, false>(s, f);
-			break;
-		case 4:
-			values ? gs_merge_with_shape<uint32_t, true>(s, f) : gs_merge_with_shape<uint32_t, false>(s, f);
-			break;
-		default:
-			values ? gs_merge_with_shape<uint16_t, true>(s, f) : gs_merge_with_shape<uint16_t, false>(s, f);
-			break;
-	}
+	(void) gs_merge_with_width(type, values, s, f);
 	return f;
 }
 
@@ -380,6 +385,50 @@ gs_merge_partition_kernel(const K *keys, const uint32_t *vals, size_t n, size_t 
 }
 
 /*
+ * The end of a pass tile: each thread's ITEMS merged keys (and values), in
+ * order from tid * ITEMS, go through shared memory (sk, sv) so that the
+ * block writes its total outputs to keys_out and vals_out coalesced,
+ * decoded if decode.
+ */
+template <typename K, bool VALUES, int THREADS, int ITEMS>
+static __device__ __forceinline__ void
+gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[ITEMS], int total,
+				K *keys_out, uint32_t *vals_out, bool decode, gs_key_codec codec)
+{
+	const int	tid = threadIdx.x;
+
+	__syncthreads();
+	if (tid * ITEMS < total)
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			if (tid * ITEMS + i < total)
+			{
+				sk[tid * ITEMS + i] = k[i];
+				if (VALUES)
+					sv[tid * ITEMS + i] = v[i];
+			}
+		}
+	}
+	__syncthreads();
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+	{
+		int			j = tid + i * THREADS;
+
+		if (j < total)
+		{
+			K			key = sk[j];
+
+			keys_out[j] = decode ? gs_decode_key<K>(key, codec) : key;
+			if (VALUES)
+				vals_out[j] = sv[j];
+		}
+	}
+}
+
+/*
  * One pairwise merge pass: sorted runs of length run become runs of 2*run.
  * Block = one output tile of THREADS*ITEMS elements (the shape's pass
  * tile), which never straddles two pairs (2*run is a multiple of the tile).
@@ -477,35 +526,8 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 			}
 		}
 	}
-	__syncthreads();
-	if (tid * ITEMS < total)
-	{
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			if (tid * ITEMS + i < total)
-			{
-				sk[tid * ITEMS + i] = k[i];
-				if (VALUES)
-					sv[tid * ITEMS + i] = v[i];
-			}
-		}
-	}
-	__syncthreads();
-#pragma unroll
-	for (int i = 0; i < ITEMS; i++)
-	{
-		int			j = tid + i * THREADS;
-
-		if (j < total)
-		{
-			K			key = sk[j];
-
-			keys_out[out_begin + j] = decode ? gs_decode_key<K>(key, codec) : key;
-			if (VALUES)
-				vals_out[out_begin + j] = sv[j];
-		}
-	}
+	gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, total, keys_out + out_begin, vals_out + out_begin,
+											  decode, codec);
 }
 
 /* Where pass tile t of a pass lies: its pair, its split and its length. */
@@ -630,35 +652,8 @@ gs_merge_pass_prefetch_kernel(const K *keys_in, K *keys_out,
 				}
 			}
 		}
-		__syncthreads();
-		if (tid * ITEMS < g.total)
-		{
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				if (tid * ITEMS + i < g.total)
-				{
-					sk[tid * ITEMS + i] = k[i];
-					if (VALUES)
-						sv[tid * ITEMS + i] = v[i];
-				}
-			}
-		}
-		__syncthreads();
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			int			j = tid + i * THREADS;
-
-			if (j < g.total)
-			{
-				K			key = sk[j];
-
-				keys_out[g.out_begin + j] = decode ? gs_decode_key<K>(key, codec) : key;
-				if (VALUES)
-					vals_out[g.out_begin + j] = sv[j];
-			}
-		}
+		gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, g.total, keys_out + g.out_begin,
+												  vals_out + g.out_begin, decode, codec);
 	}
 }
 
@@ -832,18 +827,7 @@ gs_merge_path_temp_bytes(const gs_gpu_sort_args *args)
 	if (gs_merge_current_variant != GS_MERGE_PATH ||
 		gs_merge_split_for(gs_merge_path_current.split, args->n, true) == GS_MERGE_SPLIT_FUSED)
 		return 256;
-	switch (gs_type_size(args->type))
-	{
-		case 8:
-			values ? gs_merge_with_shape<uint64_t, true>(s, f) : gs_merge_with_shape<uint64_t, false>(s, f);
-			break;
-		case 4:
-			values ? gs_merge_with_shape<uint32_t, true>(s, f) : gs_merge_with_shape<uint32_t, false>(s, f);
-			break;
-		default:
-			values ? gs_merge_with_shape<uint16_t, true>(s, f) : gs_merge_with_shape<uint16_t, false>(s, f);
-			break;
-	}
+	(void) gs_merge_with_width(args->type, values, s, f);
 	return gs_align_up(f.tiles * sizeof(size_t), 256);
 }
 

@@ -36,6 +36,7 @@
 #include "merge_sort.cuh"
 #include "quick_sort.cuh"
 #include "distributions.h"
+#include "merge_variants.h"
 #include "tap.h"
 #include "../bench/worst_case.h"
 
@@ -244,18 +245,12 @@ static const gs_dist some_dists[] = {
 	GS_DIST_FEW_DISTINCT, GS_DIST_STAGGERED, GS_DIST_SPECIAL
 };
 
-/* A shape and split of the merge-path sort (gs_merge_path_options). */
-typedef struct path_variant
-{
-	int			shape;
-	gs_merge_split split;
-} path_variant;
 
 /* Every shape with every split, or those of a list "SHAPE/SPLIT,..." (e.g. "0/auto,4/prefetch"). */
-static std::vector<path_variant>
+static std::vector<merge_variant>
 path_variants(const char *list)
 {
-	std::vector<path_variant> v;
+	std::vector<merge_variant> v;
 
 	if (list == NULL)
 	{
@@ -264,20 +259,7 @@ path_variants(const char *list)
 				v.push_back({sh, (gs_merge_split) sp});
 		return v;
 	}
-	for (std::string rest = list; !rest.empty();)
-	{
-		size_t		comma = rest.find(',');
-		std::string item = rest.substr(0, comma);
-		char		name[32];
-		int			sh;
-
-		rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-		if (sscanf(item.c_str(), "%d/%31s", &sh, name) != 2 || sh < 0 || sh >= GS_NUM_MERGE_SHAPES)
-			continue;
-		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
-			if (strcmp(name, gs_merge_split_name((gs_merge_split) sp)) == 0)
-				v.push_back({sh, (gs_merge_split) sp});
-	}
+	merge_variants_parse(list, v);
 	return v;
 }
 
@@ -295,7 +277,7 @@ path_variants(const char *list)
  * Restores the default options.
  */
 static void
-test_path_options(device_buffers *b, bool quick, bool race, const std::vector<path_variant> &variants)
+test_path_options(device_buffers *b, bool quick, bool race, const std::vector<merge_variant> &variants)
 {
 	std::vector<size_t> sizes = race ? std::vector<size_t>{20001}
 		: quick ? std::vector<size_t>{1000, 7681, 40001}
@@ -303,7 +285,7 @@ test_path_options(device_buffers *b, bool quick, bool race, const std::vector<pa
 	gs_merge_path_options o;
 
 	gs_merge_set_variant(GS_MERGE_PATH);
-	for (const path_variant &pv : variants)
+	for (const merge_variant &pv : variants)
 	{
 		const int	sh = pv.shape;
 		const bool	prefetch = pv.split == GS_MERGE_SPLIT_PREFETCH;

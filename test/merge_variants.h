@@ -1,0 +1,45 @@
+/*
+ * merge_variants.h: the merge-path sort's shape/split variants as
+ * test_comparison_sorts and bench_comparison name them: "SHAPE/SPLIT" items
+ * in a comma-separated list (e.g. "0/fused,4/thread"), SPLIT one of
+ * gs_merge_split_name's names.
+ */
+#ifndef GPUSORT_MERGE_VARIANTS_H
+#define GPUSORT_MERGE_VARIANTS_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "merge_sort.cuh"
+
+/* A shape and split of the merge-path sort (gs_merge_path_options). */
+typedef struct merge_variant
+{
+	int			shape;
+	gs_merge_split split;
+} merge_variant;
+
+/* Appends the variants of list to v; items that name no shape or split are skipped. */
+static inline void
+merge_variants_parse(const std::string &list, std::vector<merge_variant> &v)
+{
+	for (std::string rest = list; !rest.empty();)
+	{
+		size_t		comma = rest.find(',');
+		std::string item = rest.substr(0, comma);
+		char		name[32];
+		int			sh;
+
+		rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+		if (sscanf(item.c_str(), "%d/%31s", &sh, name) != 2 || sh < 0 || sh >= GS_NUM_MERGE_SHAPES)
+			continue;
+		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
+			if (strcmp(name, gs_merge_split_name((gs_merge_split) sp)) == 0)
+				v.push_back({sh, (gs_merge_split) sp});
+	}
+}
+
+#endif							/* GPUSORT_MERGE_VARIANTS_H */
