@@ -6,12 +6,13 @@
  * warm-up runs, then the median of at least 9.  Prints a markdown table
  * (Gkeys/s, ratio to CUB, the physical floor) and writes it to --out.
  *
- *   bench_radix [--out FILE] [--quick] [--tune] [--diag] [--profile ours|cub|ballot] [--max N]
+ *   bench_radix [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--profile ours|cub|ballot] [--max N]
  *
  * --tune, after the table: other policies of the onesweep pass
  * (radix_dispatch.cuh instantiated here) and ablations of its steps at 10^8
  * keys against CUB, and small sorts in one block against the onesweep
- * passes and CUB.  --diag: only those, then a per-phase trace of one pass.
+ * passes and CUB.  --diag: only those, then a per-phase trace of one pass;
+ * --diag-pairs: only the argsort table and the argsort traces.
  * --profile sorts 10^8 int4 keys twice with one implementation and stops
  * (for ncu).
  */
@@ -172,9 +173,10 @@ mismatches(const void *a, const void *b, size_t bytes)
  * and rank; the wrappers below change one more setting each.
  */
 template <int THREADS_, int ITEMS_, int MIN_BLOCKS_, int RANK_ = GS_RADIX_RANK_ATOMIC, bool LATE_ = false,
-		  bool PACK_ = false, bool BULK_ = false>
+		  bool PACK_ = false, bool BULK_ = false, int VALUES_ = GS_RADIX_VALUES_OWN>
 struct tune_policy : gs_radix_policy_sm90<4, false>
 {
+	static constexpr int VALUES = VALUES_;
 	static constexpr int THREADS = THREADS_;
 	static constexpr int ITEMS = ITEMS_;
 	static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
@@ -277,8 +279,65 @@ static const tune_variant tune_variants[] = {
 	TUNE("384x20/2 atomic, packed, bulk loads", true, tune_policy<384, 20, 2, ATOMIC, false, true, true>),
 	TUNE("512x16/2 atomic, late values, packed", true, tune_policy<512, 16, 2, ATOMIC, true, true>),
 	TUNE("512x16/2 atomic, packed, bulk loads", true, tune_policy<512, 16, 2, ATOMIC, false, true, true>),
+	TUNE("384x20/1 atomic, late values, packed", true, tune_policy<384, 20, 1, ATOMIC, true, true>),
+	TUNE("384x30/1 atomic, late values, packed", true, tune_policy<384, 30, 1, ATOMIC, true, true>),
+	TUNE("512x16/1 atomic, late values, packed", true, tune_policy<512, 16, 1, ATOMIC, true, true>),
+	TUNE("512x24/1 atomic, late values, packed", true, tune_policy<512, 24, 1, ATOMIC, true, true>),
 	TUNE("ablation: 384x20/2 atomic, late values, packed, no look-back wait", false,
 		 with_ablation<tune_policy<384, 20, 2, ATOMIC, true, true>, 1>),
+};
+
+/*
+ * Argsort variants: one policy for 32-bit keys, one for 64-bit keys, each
+ * with its values.  The values either share a buffer of their own with the
+ * keys (the library's) or follow the keys through the keys' buffer,
+ * loaded before the look-back, before the keys' scatter, or after it.
+ */
+#define TUNE_PAIRS(NAME, P32, P64) {NAME, NULL, sort_policy<uint32_t, true, P32>, \
+	NULL, sort_policy<uint64_t, true, P64>, true}
+#define TUNE_AFTER(NAME, T, I, B, WHEN) {NAME, NULL, sort_policy<uint32_t, true, after_policy<T, I, B, WHEN> >, \
+	NULL, sort_policy<uint64_t, true, after_policy<T, I, B, WHEN> >, true}
+#define AFTER_EARLY GS_RADIX_VALUES_AFTER_LOADED_EARLY
+#define AFTER_MID GS_RADIX_VALUES_AFTER_LOADED_MID
+#define AFTER_LATE GS_RADIX_VALUES_AFTER_LOADED_LATE
+
+template <int T, int I, int B, int WHEN>
+using after_policy = tune_policy<T, I, B, ATOMIC, true, true, false, WHEN>;
+typedef gs_radix_policy_sm90<4, true> lib_pairs32;
+typedef gs_radix_policy_sm90<8, true> lib_pairs64;
+typedef tune_policy<384, 30, 1, ATOMIC, false, true, true> own_30_bulk;
+#define TUNE_OWN(NAME, T, I) {NAME, NULL, sort_policy<uint32_t, true, tune_policy<T, I, 1, ATOMIC, true, true> >, \
+	NULL, sort_policy<uint64_t, true, tune_policy<T, I, 1, ATOMIC, true, true> >, true}
+
+static const tune_variant pair_variants[] = {
+	TUNE_PAIRS("library: 384x20/2, own buffer (64-bit: bulk loads)", lib_pairs32, lib_pairs64),
+	TUNE_AFTER("384x30/1, after keys, loaded after keys' scatter", 384, 30, 1, AFTER_LATE),
+	TUNE_AFTER("384x40/1, after keys, loaded after keys' scatter", 384, 40, 1, AFTER_LATE),
+	TUNE_OWN("384x24/1, own buffer, late values", 384, 24),
+	TUNE_OWN("384x30/1, own buffer, late values", 384, 30),
+	TUNE_PAIRS("384x30/1, own buffer, bulk loads", own_30_bulk, own_30_bulk),
+	TUNE_OWN("384x36/1, own buffer, late values", 384, 36),
+	TUNE_OWN("384x40/1, own buffer, late values", 384, 40),
+	TUNE_OWN("320x36/1, own buffer, late values", 320, 36),
+	TUNE_OWN("448x28/1, own buffer, late values", 448, 28),
+	TUNE_OWN("512x24/1, own buffer, late values", 512, 24),
+	TUNE_OWN("512x30/1, own buffer, late values", 512, 30),
+};
+
+/* 64-bit keys alone: the library's policy against shapes with one block per SM */
+#define TUNE_KEYS64(NAME, T, I, B) {NAME, NULL, NULL, \
+	sort_policy<uint64_t, false, tune_policy<T, I, B, ATOMIC, true, true> >, NULL, true}
+
+static const tune_variant keys64_variants[] = {
+	{"library: 384x16/2", NULL, NULL, sort_policy<uint64_t, false, gs_radix_policy_sm90<8, false> >, NULL, true},
+	TUNE_KEYS64("384x20/1", 384, 20, 1),
+	TUNE_KEYS64("384x24/1", 384, 24, 1),
+	TUNE_KEYS64("384x30/1", 384, 30, 1),
+	TUNE_KEYS64("512x16/1", 512, 16, 1),
+	TUNE_KEYS64("512x20/1", 512, 20, 1),
+	TUNE_KEYS64("512x24/1", 512, 24, 1),
+	TUNE_KEYS64("512x28/1", 512, 28, 1),
+	TUNE_KEYS64("640x20/1", 640, 20, 1),
 };
 
 /* Small sorts: one block (the default up to 8192 keys) against the onesweep passes. */
@@ -287,69 +346,109 @@ static const tune_variant small_variants[] = {
 	TUNE("onesweep passes", true, with_small_max<LIB4, 0>),
 };
 
-static void
-tune(void *host_int4, void *host_float8, void *host_narrow, size_t n)
+/* One column of a tuning table. */
+typedef struct tune_case
 {
-	struct
-	{
-		const char *name;
-		size_t		n;
-		gs_type		t;
-		bool		pairs;
-		void	   *host;
-	}			cases[] = {
-		{"int4 keys 10^8", n, GS_INT4, false, host_int4},
-		{"int4 pairs 10^8", n, GS_INT4, true, host_int4},
-		{"float8 keys 5x10^7", n / 2, GS_FLOAT8, false, host_float8},
-		{"int4 keys 10^7", n / 10, GS_INT4, false, host_int4},
-		{"int4 [0,10^6) keys 10^7", n / 10, GS_INT4, false, host_narrow},
-		{"float8 pairs 5x10^7", n / 2, GS_FLOAT8, true, host_float8},
-	};
-	const int	ncases = 6;
-	double		cub[ncases];
+	const char *name;
+	size_t		n;
+	gs_type		t;
+	bool		pairs;
+	void	   *host;
+} tune_case;
+
+/*
+ * A table of median ms (of 9) per variant and case, with CUB's time over
+ * ours; each exact variant's keys (and values) must equal CUB's.
+ */
+template <size_t NC, size_t NV>
+static void
+tune_table(const char *title, const tune_case (&cases)[NC], const tune_variant (&variants)[NV])
+{
+	double		cub[NC];
 	int			sel;
 
-	printf("\n## Tuning (median ms of 9, uniform keys unless said; ratio = CUB's time / ours, same run)\n\n");
-	printf("| policy | int4 keys 10^8 | int4 pairs 10^8 | float8 keys 5x10^7 | int4 keys 10^7 | int4 [0,10^6) 10^7 | float8 pairs 5x10^7 | same as CUB |\n"
-		   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
-	for (int c = 0; c < ncases; c++)
+	printf("\n## %s (median ms of 9, uniform keys unless said; ratio = CUB's time / ours, same run)\n\n| policy |", title);
+	for (const tune_case &c : cases)
+		printf(" %s |", c.name);
+	printf(" same as CUB |\n| --- |");
+	for (size_t c = 0; c < NC; c++)
+		printf(" ---: |");
+	printf(" --- |\n| CUB DeviceRadixSort |");
+	for (size_t c = 0; c < NC; c++)
 	{
 		CHECK(cudaMemcpy(buf.pristine, cases[c].host, cases[c].n * gs_type_size(cases[c].t), cudaMemcpyHostToDevice));
 		cub[c] = time_sort([&]() { return sort_cub(cases[c].t, cases[c].n, cases[c].pairs); },
 						   cases[c].n, gs_type_size(cases[c].t), cases[c].pairs, 9, &sel);
+		printf(" %.3f |", cub[c]);
 	}
-	printf("| CUB DeviceRadixSort | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | |\n", cub[0], cub[1], cub[2], cub[3], cub[4],
-		   cub[5]);
-	for (const tune_variant &v : tune_variants)
+	printf(" |\n");
+	fflush(stdout);
+	for (const tune_variant &v : variants)
 	{
-		double		ms[ncases];
 		bool		same = true;
 
-		for (int c = 0; c < ncases; c++)
+		printf("| %s |", v.name);
+		for (size_t c = 0; c < NC; c++)
 		{
-			size_t		w = gs_type_size(cases[c].t);
-			sort_fn		f = cases[c].t == GS_FLOAT8 ? (cases[c].pairs ? v.pairs64 : v.keys64) :
-				cases[c].pairs ? v.pairs32 : v.keys32;
+			size_t		n = cases[c].n,
+						w = gs_type_size(cases[c].t);
+			bool		pairs = cases[c].pairs;
+			sort_fn		f = cases[c].t == GS_FLOAT8 ? (pairs ? v.pairs64 : v.keys64) : pairs ? v.pairs32 : v.keys32;
 			int			cub_sel;
-			void	   *ours_copy;
+			double		ms;
+			unsigned char *ours_copy;
 
-			CHECK(cudaMemcpy(buf.pristine, cases[c].host, cases[c].n * w, cudaMemcpyHostToDevice));
-			ms[c] = time_sort([&]() { return f(cases[c].t, cases[c].n, cases[c].pairs); },
-							  cases[c].n, w, cases[c].pairs, 9, &sel);
+			CHECK(cudaMemcpy(buf.pristine, cases[c].host, n * w, cudaMemcpyHostToDevice));
+			ms = time_sort([&]() { return f(cases[c].t, n, pairs); }, n, w, pairs, 9, &sel);
+			printf(" %.3f (%.2f) |", ms, cub[c] / ms);
+			fflush(stdout);
 			if (!v.exact)
 				continue;
-			CHECK(cudaMalloc(&ours_copy, cases[c].n * w));
-			CHECK(cudaMemcpy(ours_copy, buf.keys[sel], cases[c].n * w, cudaMemcpyDeviceToDevice));
-			restore(cases[c].n, w, cases[c].pairs);
-			cub_sel = sort_cub(cases[c].t, cases[c].n, cases[c].pairs);
-			same = same && mismatches(ours_copy, buf.keys[cub_sel], cases[c].n * w) == 0;
+			CHECK(cudaMalloc(&ours_copy, n * (w + 4)));
+			CHECK(cudaMemcpy(ours_copy, buf.keys[sel], n * w, cudaMemcpyDeviceToDevice));
+			if (pairs)
+				CHECK(cudaMemcpy(ours_copy + n * w, buf.values[sel], n * 4, cudaMemcpyDeviceToDevice));
+			restore(n, w, pairs);
+			cub_sel = sort_cub(cases[c].t, n, pairs);
+			same = same && mismatches(ours_copy, buf.keys[cub_sel], n * w) == 0 &&
+				(!pairs || mismatches(ours_copy + n * w, buf.values[cub_sel], n * 4) == 0);
 			CHECK(cudaFree(ours_copy));
 		}
-		printf("| %s | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %.3f (%.2f) | %s |\n", v.name,
-			   ms[0], cub[0] / ms[0], ms[1], cub[1] / ms[1], ms[2], cub[2] / ms[2], ms[3], cub[3] / ms[3],
-			   ms[4], cub[4] / ms[4], ms[5], cub[5] / ms[5], !v.exact ? "(ablation)" : same ? "yes" : "NO");
+		printf(" %s |\n", !v.exact ? "(ablation)" : same ? "yes" : "NO");
 		fflush(stdout);
 	}
+}
+
+static void
+tune(void *host_int4, void *host_float8, void *host_narrow, size_t n, bool pairs_only)
+{
+	const tune_case cases[] = {
+		{"int4 keys 10^8", n, GS_INT4, false, host_int4},
+		{"int4 pairs 10^8", n, GS_INT4, true, host_int4},
+		{"float8 keys 5x10^7", n / 2, GS_FLOAT8, false, host_float8},
+		{"int4 keys 10^7", n / 10, GS_INT4, false, host_int4},
+		{"int4 [0,10^6) 10^7", n / 10, GS_INT4, false, host_narrow},
+		{"float8 pairs 5x10^7", n / 2, GS_FLOAT8, true, host_float8},
+	};
+	const tune_case pair_cases[] = {
+		{"int4 pairs 10^6", n / 100, GS_INT4, true, host_int4},
+		{"int4 pairs 10^7", n / 10, GS_INT4, true, host_int4},
+		{"int4 pairs 10^8", n, GS_INT4, true, host_int4},
+		{"float8 pairs 10^6", n / 100, GS_FLOAT8, true, host_float8},
+		{"float8 pairs 10^7", n / 10, GS_FLOAT8, true, host_float8},
+		{"float8 pairs 5x10^7", n / 2, GS_FLOAT8, true, host_float8},
+	};
+
+	const tune_case keys64_cases[] = {
+		{"float8 keys 10^6", n / 100, GS_FLOAT8, false, host_float8},
+		{"float8 keys 10^7", n / 10, GS_FLOAT8, false, host_float8},
+		{"float8 keys 5x10^7", n / 2, GS_FLOAT8, false, host_float8},
+	};
+
+	if (!pairs_only)
+		tune_table("Tuning", cases, tune_variants);
+	tune_table("Tuning with values (argsort)", pair_cases, pair_variants);
+	tune_table("Tuning of 64-bit keys", keys64_cases, keys64_variants);
 }
 
 static void
@@ -482,7 +581,8 @@ main(int argc, char **argv)
 	const char *out_path = NULL;
 	bool		quick = false,
 				do_tune = false,
-				do_diag = false;
+				do_diag = false,
+				pairs_only = false;
 	const char *profile_which = NULL;
 	size_t		max_n = 260000000;
 	cudaDeviceProp prop;
@@ -500,13 +600,15 @@ main(int argc, char **argv)
 			do_tune = true;
 		else if (strcmp(argv[i], "--diag") == 0)
 			do_diag = true;
+		else if (strcmp(argv[i], "--diag-pairs") == 0)
+			do_diag = pairs_only = true;
 		else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
 			profile_which = argv[++i];
 		else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
 			max_n = strtoull(argv[++i], NULL, 10);
 		else
 		{
-			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--diag] [--profile ours|cub|ballot] [--max N]\n",
+			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--profile ours|cub|ballot] [--max N]\n",
 					argv[0]);
 			return 2;
 		}
@@ -586,11 +688,14 @@ main(int argc, char **argv)
 		host_float8 = malloc(n / 2 * 8);
 		fill_parallel(GS_FLOAT8, GS_DIST_UNIFORM, host_float8, n / 2);
 		fill_parallel(GS_INT4, GS_DIST_NARROW, host_narrow, n / 10);
-		tune(host_int4, host_float8, host_narrow, n);
-		small_sizes(host_int4, host_float8);
+		tune(host_int4, host_float8, host_narrow, n, pairs_only);
+		if (!pairs_only)
+			small_sizes(host_int4, host_float8);
 		CHECK(cudaMemcpy(buf.pristine, host_int4, n * 4, cudaMemcpyHostToDevice));
-		trace_policy<false, traced<LIB4> >("the int4 keys policy", n);
+		if (!pairs_only)
+			trace_policy<false, traced<LIB4> >("the int4 keys policy", n);
 		trace_policy<true, traced<gs_radix_policy_sm90<4, true> > >("the int4 pairs policy", n);
+		trace_policy<true, traced<tune_policy<384, 30, 1, ATOMIC, true, true> > >("384x30/1 pairs, own buffer, late values", n);
 		return 0;
 	}
 
@@ -673,7 +778,7 @@ main(int argc, char **argv)
 	}
 	if (do_tune)
 	{
-		tune(host_int4, host_float8, host_narrow, std::min((size_t) 100000000, max_n / 2));
+		tune(host_int4, host_float8, host_narrow, std::min((size_t) 100000000, max_n / 2), false);
 		small_sizes(host_int4, host_float8);
 	}
 	return 0;

@@ -18,7 +18,7 @@
  * its keys (GS_RADIX_RANK_*, radix_block.cuh); USE_MATCH_ANY: the ballot
  * ranks' match by match.any.sync instead of ballots (measured 1.4x slower).
  * VALUES_LATE and PACK_RANKS: register savings; BULK_LOAD: tiles loaded by
- * the copy engine (radix_agent.cuh).
+ * the copy engine; VALUES: GS_RADIX_VALUES_* (radix_agent.cuh).
  * LOOKBACK_WINDOW: earlier tiles' status words read at once.  Sorts of fewer
  * than SYNC_MIN_KEYS keys plan on the device (no wait for the host);
  * larger ones wait for the plan on the host while their first pass runs.
@@ -35,6 +35,9 @@
 #ifndef GS_RADIX_BULK_LOAD
 #define GS_RADIX_BULK_LOAD false
 #endif
+#ifndef GS_RADIX_VALUES
+#define GS_RADIX_VALUES GS_RADIX_VALUES_OWN
+#endif
 
 template <int KEY_BYTES, bool HAS_VALUES>
 struct gs_radix_policy_sm90
@@ -47,7 +50,8 @@ struct gs_radix_policy_sm90
 	static constexpr int RANK = GS_RADIX_RANK;
 	static constexpr bool VALUES_LATE = true;
 	static constexpr bool PACK_RANKS = true;
-	static constexpr bool BULK_LOAD = GS_RADIX_BULK_LOAD || (KEY_BYTES == 8 && HAS_VALUES);
+	static constexpr int VALUES = GS_RADIX_VALUES;
+	static constexpr bool BULK_LOAD = GS_RADIX_BULK_LOAD || (KEY_BYTES == 8 && HAS_VALUES && VALUES == GS_RADIX_VALUES_OWN);
 	static constexpr int ABLATE = 0;
 	static constexpr bool TRACE = false;
 	static constexpr int LOOKBACK_WINDOW = 8;
