@@ -173,10 +173,9 @@ mismatches(const void *a, const void *b, size_t bytes)
  * and rank; the wrappers below change one more setting each.
  */
 template <int THREADS_, int ITEMS_, int MIN_BLOCKS_, int RANK_ = GS_RADIX_RANK_ATOMIC, bool LATE_ = false,
-		  bool PACK_ = false, bool BULK_ = false, int VALUES_ = GS_RADIX_VALUES_OWN>
+		  bool PACK_ = false, bool BULK_ = false>
 struct tune_policy : gs_radix_policy_sm90<4, false>
 {
-	static constexpr int VALUES = VALUES_;
 	static constexpr int THREADS = THREADS_;
 	static constexpr int ITEMS = ITEMS_;
 	static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
@@ -289,55 +288,44 @@ static const tune_variant tune_variants[] = {
 
 /*
  * Argsort variants: one policy for 32-bit keys, one for 64-bit keys, each
- * with its values.  The values either share a buffer of their own with the
- * keys (the library's) or follow the keys through the keys' buffer,
- * loaded before the look-back, before the keys' scatter, or after it.
+ * with its values (TUNE_OWN: one shape for both, one block per SM, values
+ * loaded late).  And 64-bit keys alone.
  */
 #define TUNE_PAIRS(NAME, P32, P64) {NAME, NULL, sort_policy<uint32_t, true, P32>, \
 	NULL, sort_policy<uint64_t, true, P64>, true}
-#define TUNE_AFTER(NAME, T, I, B, WHEN) {NAME, NULL, sort_policy<uint32_t, true, after_policy<T, I, B, WHEN> >, \
-	NULL, sort_policy<uint64_t, true, after_policy<T, I, B, WHEN> >, true}
-#define AFTER_EARLY GS_RADIX_VALUES_AFTER_LOADED_EARLY
-#define AFTER_MID GS_RADIX_VALUES_AFTER_LOADED_MID
-#define AFTER_LATE GS_RADIX_VALUES_AFTER_LOADED_LATE
-
-template <int T, int I, int B, int WHEN>
-using after_policy = tune_policy<T, I, B, ATOMIC, true, true, false, WHEN>;
-typedef gs_radix_policy_sm90<4, true> lib_pairs32;
-typedef gs_radix_policy_sm90<8, true> lib_pairs64;
-typedef tune_policy<384, 30, 1, ATOMIC, false, true, true> own_30_bulk;
 #define TUNE_OWN(NAME, T, I) {NAME, NULL, sort_policy<uint32_t, true, tune_policy<T, I, 1, ATOMIC, true, true> >, \
 	NULL, sort_policy<uint64_t, true, tune_policy<T, I, 1, ATOMIC, true, true> >, true}
-
-static const tune_variant pair_variants[] = {
-	TUNE_PAIRS("library: 384x20/2, own buffer (64-bit: bulk loads)", lib_pairs32, lib_pairs64),
-	TUNE_AFTER("384x30/1, after keys, loaded after keys' scatter", 384, 30, 1, AFTER_LATE),
-	TUNE_AFTER("384x40/1, after keys, loaded after keys' scatter", 384, 40, 1, AFTER_LATE),
-	TUNE_OWN("384x24/1, own buffer, late values", 384, 24),
-	TUNE_OWN("384x30/1, own buffer, late values", 384, 30),
-	TUNE_PAIRS("384x30/1, own buffer, bulk loads", own_30_bulk, own_30_bulk),
-	TUNE_OWN("384x36/1, own buffer, late values", 384, 36),
-	TUNE_OWN("384x40/1, own buffer, late values", 384, 40),
-	TUNE_OWN("320x36/1, own buffer, late values", 320, 36),
-	TUNE_OWN("448x28/1, own buffer, late values", 448, 28),
-	TUNE_OWN("512x24/1, own buffer, late values", 512, 24),
-	TUNE_OWN("512x30/1, own buffer, late values", 512, 30),
-};
-
-/* 64-bit keys alone: the library's policy against shapes with one block per SM */
 #define TUNE_KEYS64(NAME, T, I, B) {NAME, NULL, NULL, \
 	sort_policy<uint64_t, false, tune_policy<T, I, B, ATOMIC, true, true> >, NULL, true}
 
+typedef gs_radix_policy_sm90<4, true> lib_pairs32;
+typedef gs_radix_policy_sm90<8, true> lib_pairs64;
+typedef gs_radix_policy_sm90_two_blocks<4, true> lib_small_pairs32;
+/* the policies before one block per SM: 384 x 20, two blocks per SM, bulk loads for 64-bit keys */
+typedef tune_policy<384, 20, 2, ATOMIC, true, true> two_blocks_pairs32;
+typedef tune_policy<384, 20, 2, ATOMIC, false, true, true> two_blocks_pairs64;
+
+static const tune_variant pair_variants[] = {
+	TUNE_PAIRS("library from 2^21 keys: 384x40/1 (64-bit: 384x30/1)", lib_pairs32, lib_pairs64),
+	TUNE_PAIRS("library below 2^21 keys: 384x20/2 (64-bit: 384x30/1)", lib_small_pairs32, lib_pairs64),
+	TUNE_PAIRS("before: 384x20/2 (64-bit: bulk loads)", two_blocks_pairs32, two_blocks_pairs64),
+	TUNE_OWN("384x24/1", 384, 24),
+	TUNE_OWN("384x30/1", 384, 30),
+	TUNE_OWN("384x36/1", 384, 36),
+	TUNE_OWN("384x40/1", 384, 40),
+	TUNE_OWN("512x24/1", 512, 24),
+	TUNE_OWN("512x30/1", 512, 30),
+};
+
 static const tune_variant keys64_variants[] = {
-	{"library: 384x16/2", NULL, NULL, sort_policy<uint64_t, false, gs_radix_policy_sm90<8, false> >, NULL, true},
-	TUNE_KEYS64("384x20/1", 384, 20, 1),
-	TUNE_KEYS64("384x24/1", 384, 24, 1),
+	{"library from 2^21 keys: 512x28/1", NULL, NULL, sort_policy<uint64_t, false, gs_radix_policy_sm90<8, false> >,
+	NULL, true},
+	{"library below 2^21 keys: 384x16/2", NULL, NULL,
+	sort_policy<uint64_t, false, gs_radix_policy_sm90_two_blocks<8, false> >, NULL, true},
 	TUNE_KEYS64("384x30/1", 384, 30, 1),
-	TUNE_KEYS64("512x16/1", 512, 16, 1),
 	TUNE_KEYS64("512x20/1", 512, 20, 1),
 	TUNE_KEYS64("512x24/1", 512, 24, 1),
-	TUNE_KEYS64("512x28/1", 512, 28, 1),
-	TUNE_KEYS64("640x20/1", 640, 20, 1),
+	TUNE_KEYS64("512x32/1", 512, 32, 1),
 };
 
 /* Small sorts: one block (the default up to 8192 keys) against the onesweep passes. */
@@ -449,6 +437,47 @@ tune(void *host_int4, void *host_float8, void *host_narrow, size_t n, bool pairs
 		tune_table("Tuning", cases, tune_variants);
 	tune_table("Tuning with values (argsort)", pair_cases, pair_variants);
 	tune_table("Tuning of 64-bit keys", keys64_cases, keys64_variants);
+}
+
+/*
+ * 10^7 int4 keys, and pairs, of every distribution: the library against
+ * CUB, checked against CUB.
+ */
+static void
+distributions(size_t n)
+{
+	std::vector<uint32_t> host(n);
+
+	printf("\n## %zu int4 by distribution (median ms of 9; ratio = CUB's time / ours)\n\n"
+		   "| distribution | mode | CUB | ours | ratio | same as CUB |\n"
+		   "| --- | --- | ---: | ---: | ---: | --- |\n", n);
+	for (int d = 0; d < GS_NUM_DISTS; d++)
+	{
+		fill_parallel(GS_INT4, (gs_dist) d, host.data(), n);
+		CHECK(cudaMemcpy(buf.pristine, host.data(), n * 4, cudaMemcpyHostToDevice));
+		for (int pairs = 0; pairs < 2; pairs++)
+		{
+			int			sel, cub_sel;
+			double		cub, ours;
+			bool		same;
+			unsigned char *copy;
+
+			cub = time_sort([&]() { return sort_cub(GS_INT4, n, pairs); }, n, 4, pairs, 9, &sel);
+			ours = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, GS_INT4, n, pairs); }, n, 4, pairs, 9, &sel);
+			CHECK(cudaMalloc(&copy, n * 8));
+			CHECK(cudaMemcpy(copy, buf.keys[sel], n * 4, cudaMemcpyDeviceToDevice));
+			if (pairs)
+				CHECK(cudaMemcpy(copy + n * 4, buf.values[sel], n * 4, cudaMemcpyDeviceToDevice));
+			restore(n, 4, pairs);
+			cub_sel = sort_cub(GS_INT4, n, pairs);
+			same = mismatches(copy, buf.keys[cub_sel], n * 4) == 0 &&
+				(!pairs || mismatches(copy + n * 4, buf.values[cub_sel], n * 4) == 0);
+			CHECK(cudaFree(copy));
+			printf("| %s | %s | %.3f | %.3f | %.2f | %s |\n", gs_dist_names[d], pairs ? "pairs" : "keys", cub, ours,
+				   cub / ours, same ? "yes" : "NO");
+			fflush(stdout);
+		}
+	}
 }
 
 static void
@@ -689,13 +718,14 @@ main(int argc, char **argv)
 		fill_parallel(GS_FLOAT8, GS_DIST_UNIFORM, host_float8, n / 2);
 		fill_parallel(GS_INT4, GS_DIST_NARROW, host_narrow, n / 10);
 		tune(host_int4, host_float8, host_narrow, n, pairs_only);
+		distributions(n / 10);
 		if (!pairs_only)
 			small_sizes(host_int4, host_float8);
 		CHECK(cudaMemcpy(buf.pristine, host_int4, n * 4, cudaMemcpyHostToDevice));
 		if (!pairs_only)
 			trace_policy<false, traced<LIB4> >("the int4 keys policy", n);
 		trace_policy<true, traced<gs_radix_policy_sm90<4, true> > >("the int4 pairs policy", n);
-		trace_policy<true, traced<tune_policy<384, 30, 1, ATOMIC, true, true> > >("384x30/1 pairs, own buffer, late values", n);
+		trace_policy<true, traced<two_blocks_pairs32> >("the int4 pairs policy with two blocks per SM", n);
 		return 0;
 	}
 
@@ -779,6 +809,7 @@ main(int argc, char **argv)
 	if (do_tune)
 	{
 		tune(host_int4, host_float8, host_narrow, std::min((size_t) 100000000, max_n / 2), false);
+		distributions(std::min((size_t) 10000000, max_n / 2));
 		small_sizes(host_int4, host_float8);
 	}
 	return 0;

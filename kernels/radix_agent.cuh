@@ -318,19 +318,6 @@ struct gs_radix_onesweep_agent
 
 	static_assert(!(BULK_LOAD && RANK == GS_RADIX_RANK_BALLOT_SERIAL), "the serial rank loads its own values");
 
-	/*
-	 * VALUES (GS_RADIX_VALUES_*, radix_block.cuh): whether the values are
-	 * placed with the keys in a shared buffer of their own, or go through
-	 * the keys' buffer once the keys are scattered, and then when they are
-	 * loaded.  Through the keys' buffer a tile takes half the shared memory
-	 * and never holds keys and values in registers at once.
-	 */
-	static constexpr int VALUES = HAS_VALUES ? Policy::VALUES : GS_RADIX_VALUES_OWN;
-	static constexpr bool VALUES_AFTER = VALUES != GS_RADIX_VALUES_OWN;
-
-	static_assert(!(VALUES_AFTER && (BULK_LOAD || RANK == GS_RADIX_RANK_BALLOT_SERIAL)),
-				  "values after the keys are loaded by the threads, after the ranks");
-
 	static constexpr bool PACK_RANKS = Policy::PACK_RANKS;
 	static constexpr int RANK_WORDS = PACK_RANKS ? (ITEMS + 1) / 2 : ITEMS;
 
@@ -341,9 +328,8 @@ struct gs_radix_onesweep_agent
 	typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
 	/* Dynamic shared memory: the exchange buffers, the warp counters, the offsets. */
-	static constexpr size_t KEYS_BYTES = (size_t) TILE * (VALUES_AFTER && sizeof(KeyT) < sizeof(uint32_t) ?
-														 sizeof(uint32_t) : sizeof(KeyT));
-	static constexpr size_t VALUES_BYTES = HAS_VALUES && !VALUES_AFTER ? (size_t) TILE * sizeof(uint32_t) : 0;
+	static constexpr size_t KEYS_BYTES = (size_t) TILE * sizeof(KeyT);
+	static constexpr size_t VALUES_BYTES = HAS_VALUES ? (size_t) TILE * sizeof(uint32_t) : 0;
 	static constexpr size_t COUNTERS_BYTES = (size_t) WARPS * BINS * sizeof(uint32_t);
 	/* BULK_LOAD with values: where the tile's values land before they are placed */
 	static constexpr size_t STAGE_BYTES = Policy::BULK_LOAD ? VALUES_BYTES : 0;
@@ -649,7 +635,7 @@ struct gs_radix_onesweep_agent
 		/* the values' loads overlap the scan below (or, VALUES_LATE, the look-back) */
 		uint32_t	values[HAS_VALUES ? ITEMS : 1];
 
-		if (HAS_VALUES && !VALUES_LATE && !BULK_LOAD && !VALUES_AFTER)
+		if (HAS_VALUES && !VALUES_LATE && !BULK_LOAD)
 			load_values(values_in, tile_start, warp_start, lane, valid, values);
 		__syncthreads();
 		stamp(t, GS_RADIX_TRACE_COUNTED);
@@ -691,7 +677,7 @@ struct gs_radix_onesweep_agent
 			for (int i = 0; i < ITEMS; i++)
 			{
 				s_keys[get_rank(ranks, i)] = keys[i];
-				if (HAS_VALUES && !VALUES_LATE && !BULK_LOAD && !VALUES_AFTER)
+				if (HAS_VALUES && !VALUES_LATE && !BULK_LOAD)
 					s_values[get_rank(ranks, i)] = values[i];
 			}
 			if (HAS_VALUES && BULK_LOAD && ss.bulk_values == TILE)
@@ -727,13 +713,13 @@ struct gs_radix_onesweep_agent
 					s_values[rank] = values[i];
 			}
 		}
-		if (HAS_VALUES && (VALUES_AFTER ? VALUES == GS_RADIX_VALUES_AFTER_LOADED_EARLY : VALUES_LATE))
+		if (HAS_VALUES && VALUES_LATE)
 			load_values(values_in, tile_start, warp_start, lane, valid, values);
 		stamp(t, GS_RADIX_TRACE_RANKED);
 
 		look_back(p, tile, real, local_start, status, s_offset, reads);
 		stamp(t, GS_RADIX_TRACE_LOOKED_BACK);
-		if (HAS_VALUES && VALUES_LATE && !VALUES_AFTER)
+		if (HAS_VALUES && VALUES_LATE)
 		{
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
@@ -741,19 +727,8 @@ struct gs_radix_onesweep_agent
 		}
 		__syncthreads();
 		stamp(t, GS_RADIX_TRACE_OFFSETS);
-		if (VALUES == GS_RADIX_VALUES_AFTER_LOADED_MID)
-			load_values(values_in, tile_start, warp_start, lane, valid, values);
 
-		/*
-		 * Scatter: consecutive threads write consecutive places of a digit's
-		 * run.  Values after the keys: each place's digit is kept, 8 bits
-		 * each, for the values' scatter.
-		 */
-		uint32_t	digits[VALUES_AFTER ? (ITEMS + 3) / 4 : 1];
-
-#pragma unroll
-		for (int w = 0; w < (VALUES_AFTER ? (ITEMS + 3) / 4 : 0); w++)
-			digits[w] = 0;
+		/* scatter: consecutive threads write consecutive places of a digit's run */
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
 		{
@@ -762,38 +737,11 @@ struct gs_radix_onesweep_agent
 			if (pos < valid)
 			{
 				KeyT		key = s_keys[pos];
-				uint32_t	digit = digit_of(key, p.digit);
-				uint32_t	dest = s_offset[digit] + pos;
+				uint32_t	dest = s_offset[digit_of(key, p.digit)] + pos;
 
 				keys_out[dest] = last ? key_ops::from_ordered(key, p.is_float, p.descending) : key;
-				if (HAS_VALUES && !VALUES_AFTER)
+				if (HAS_VALUES)
 					values_out[dest] = s_values[pos];
-				if (VALUES_AFTER)
-					digits[i / 4] |= digit << (8 * (i % 4));
-			}
-		}
-
-		/* values after the keys: placed in the keys' buffer, then scattered the same way */
-		if (VALUES_AFTER)
-		{
-			uint32_t   *s_exchange = (uint32_t *) smem;
-
-			static_assert(RADIX_BITS == 8, "a digit kept in 8 bits");
-			if (VALUES == GS_RADIX_VALUES_AFTER_LOADED_LATE)
-				load_values(values_in, tile_start, warp_start, lane, valid, values);
-			__syncthreads();
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-				if (warp_start + 32 * i + lane < valid)
-					s_exchange[get_rank(ranks, i)] = values[i];
-			__syncthreads();
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				uint32_t	pos = i * THREADS + tid;
-
-				if (pos < valid)
-					values_out[s_offset[(digits[i / 4] >> (8 * (i % 4))) & (BINS - 1)] + pos] = s_exchange[pos];
 			}
 		}
 		if (TRACE && tid == 0 && p.trace != NULL)

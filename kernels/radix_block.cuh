@@ -102,18 +102,6 @@ gs_radix_digit(KeyT key, int shift)
 #define GS_RADIX_RANK_BALLOT		1
 #define GS_RADIX_RANK_ATOMIC		2
 
-/*
- * How a onesweep tile moves its values (radix_agent.cuh).  OWN: a shared
- * buffer of their own, each value placed next to its key.  AFTER_*: the
- * keys are scattered first, then the values are placed in the keys' buffer
- * and scattered the same way; they are loaded before the look-back
- * (EARLY), before the keys' scatter (MID) or after it (LATE).
- */
-#define GS_RADIX_VALUES_OWN					0
-#define GS_RADIX_VALUES_AFTER_LOADED_EARLY	1
-#define GS_RADIX_VALUES_AFTER_LOADED_MID	2
-#define GS_RADIX_VALUES_AFTER_LOADED_LATE	3
-
 static __device__ __forceinline__ uint32_t
 gs_lane_id(void)
 {
