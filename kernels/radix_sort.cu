@@ -27,8 +27,11 @@ gs_radix_sort_policy(gs_gpu_sort_args *a, int sm_count, int device, bool ordered
 	typedef gs_radix_policy_sm90<sizeof(KeyT), HAS_VALUES> large;
 	typedef gs_radix_policy_sm90_two_blocks<sizeof(KeyT), HAS_VALUES> two_blocks;
 
-	if (large::TWO_BLOCKS_BELOW != 0 && a->n < large::TWO_BLOCKS_BELOW)
-		return gs_radix_dispatch<KeyT, HAS_VALUES, two_blocks>::sort(a, sm_count, device, ordered, err);
+	if constexpr (large::TWO_BLOCKS_BELOW != 0)
+	{
+		if (a->n < large::TWO_BLOCKS_BELOW)
+			return gs_radix_dispatch<KeyT, HAS_VALUES, two_blocks>::sort(a, sm_count, device, ordered, err);
+	}
 	return gs_radix_dispatch<KeyT, HAS_VALUES, large>::sort(a, sm_count, device, ordered, err);
 }
 
