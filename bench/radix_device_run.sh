@@ -10,7 +10,9 @@
 #              the same --quick with the ballot rank (GPUSORT_RADIX_RANK=ballot), test_host_sort --quick
 #   large      test_gpu_sort --algorithm radix --large --type int4,float8
 #   sanitize   compute-sanitizer memcheck and racecheck of test_gpu_sort --quick (radix)
-#   diag       bench_radix --diag: policies and ablations against CUB, small sorts, trace
+#   diag       bench_radix --diag: policies and ablations against CUB, argsort and 64-bit key shapes,
+#              every distribution, small sorts, traces
+#   pairs      bench_radix --diag-pairs: only the argsort and 64-bit key shapes and the argsort traces
 #   ncu        ncu on one onesweep pass and one histogram of ours and of CUB's (10^8 int4)
 #   sass       the SASS of our onesweep kernels and CUB's, for reading off the machine
 #   table      bench_radix --tune --out DIR/radix-table.md (the committed table)
@@ -59,9 +61,11 @@ for what in "$@"; do
 			phase "memcheck radix" sanitize.log 300 $cs --tool memcheck --error-exitcode 1 \
 				test/bin/test_gpu_sort --algorithm radix --quick --type int4,float8,int2
 			phase "racecheck radix" sanitize.log 300 $cs --tool racecheck --error-exitcode 1 \
-				test/bin/test_gpu_sort --algorithm radix --quick --type int4,float8 --dist uniform,few_distinct ;;
+				test/bin/test_gpu_sort --algorithm radix --quick --type int4,float8 --dist uniform,few_distinct,sorted ;;
 		diag)
 			phase "bench_radix --diag" diag.log 240 bench/bin/bench_radix --max 100000000 --diag ;;
+		pairs)
+			phase "bench_radix --diag-pairs" pairs.log 240 bench/bin/bench_radix --max 100000000 --diag-pairs ;;
 		ncu)
 			for who in ours cub; do
 				phase "ncu onesweep $who" ncu.txt 120 $ncu --clock-control none -k regex:'onesweep|Onesweep' \
