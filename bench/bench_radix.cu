@@ -197,6 +197,13 @@ struct traced : P
 	static constexpr bool TRACE = true;
 };
 
+/* every warp ranks with atomics, also where all its keys share the digit */
+template <class P>
+struct without_warp_runs : P
+{
+	static constexpr bool WARP_RUNS = false;
+};
+
 template <class P, size_t S>
 struct with_sync_min : P
 {
@@ -282,6 +289,7 @@ static const tune_variant tune_variants[] = {
 	TUNE("384x30/1 atomic, late values, packed", true, tune_policy<384, 30, 1, ATOMIC, true, true>),
 	TUNE("512x16/1 atomic, late values, packed", true, tune_policy<512, 16, 1, ATOMIC, true, true>),
 	TUNE("512x24/1 atomic, late values, packed", true, tune_policy<512, 24, 1, ATOMIC, true, true>),
+	TUNE("512x16/2 (the int4 keys policy) without the warp-runs rank", true, without_warp_runs<LIB4>),
 	TUNE("ablation: 384x20/2 atomic, late values, packed, no look-back wait", false,
 		 with_ablation<tune_policy<384, 20, 2, ATOMIC, true, true>, 1>),
 };
@@ -441,16 +449,19 @@ tune(void *host_int4, void *host_float8, void *host_narrow, size_t n, bool pairs
 
 /*
  * 10^7 int4 keys, and pairs, of every distribution: the library against
- * CUB, checked against CUB.
+ * CUB (checked against it), and the library's policy without the
+ * warp-runs rank.
  */
 static void
 distributions(size_t n)
 {
 	std::vector<uint32_t> host(n);
+	sort_fn		without[2] = {sort_policy<uint32_t, false, without_warp_runs<LIB4> >,
+		sort_policy<uint32_t, true, without_warp_runs<lib_pairs32> >};
 
 	printf("\n## %zu int4 by distribution (median ms of 9; ratio = CUB's time / ours)\n\n"
-		   "| distribution | mode | CUB | ours | ratio | same as CUB |\n"
-		   "| --- | --- | ---: | ---: | ---: | --- |\n", n);
+		   "| distribution | mode | CUB | ours | ratio | ours without the warp-runs rank | same as CUB |\n"
+		   "| --- | --- | ---: | ---: | ---: | ---: | --- |\n", n);
 	for (int d = 0; d < GS_NUM_DISTS; d++)
 	{
 		fill_parallel(GS_INT4, (gs_dist) d, host.data(), n);
@@ -458,11 +469,12 @@ distributions(size_t n)
 		for (int pairs = 0; pairs < 2; pairs++)
 		{
 			int			sel, cub_sel;
-			double		cub, ours;
+			double		cub, ours, alt;
 			bool		same;
 			unsigned char *copy;
 
 			cub = time_sort([&]() { return sort_cub(GS_INT4, n, pairs); }, n, 4, pairs, 9, &sel);
+			alt = time_sort([&]() { return without[pairs](GS_INT4, n, pairs); }, n, 4, pairs, 9, &sel);
 			ours = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, GS_INT4, n, pairs); }, n, 4, pairs, 9, &sel);
 			CHECK(cudaMalloc(&copy, n * 8));
 			CHECK(cudaMemcpy(copy, buf.keys[sel], n * 4, cudaMemcpyDeviceToDevice));
@@ -473,8 +485,8 @@ distributions(size_t n)
 			same = mismatches(copy, buf.keys[cub_sel], n * 4) == 0 &&
 				(!pairs || mismatches(copy + n * 4, buf.values[cub_sel], n * 4) == 0);
 			CHECK(cudaFree(copy));
-			printf("| %s | %s | %.3f | %.3f | %.2f | %s |\n", gs_dist_names[d], pairs ? "pairs" : "keys", cub, ours,
-				   cub / ours, same ? "yes" : "NO");
+			printf("| %s | %s | %.3f | %.3f | %.2f | %.3f | %s |\n", gs_dist_names[d], pairs ? "pairs" : "keys", cub, ours,
+				   cub / ours, alt, same ? "yes" : "NO");
 			fflush(stdout);
 		}
 	}

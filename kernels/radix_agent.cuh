@@ -621,15 +621,44 @@ struct gs_radix_onesweep_agent
 			for (int w = 0; w < RANK_WORDS; w++)
 				ranks[w] = 0;
 		}
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			uint32_t   *c = &warp_counters[digit_of(keys[i], p.digit)];
+		/*
+		 * WARP_RUNS: a warp whose keys all have one digit in this pass (runs
+		 * of equal or sorted keys) ranks them by position, item then lane,
+		 * and sets its count with one store: no atomics, which are slow when
+		 * all 32 lanes hit one counter.
+		 */
+		bool		warp_uniform = false;
 
-			if (RANK == GS_RADIX_RANK_ATOMIC)
-				set_rank(ranks, i, atomicAdd(c, 1));
-			else
-				atomicAdd(c, 1);
+		if (RANK == GS_RADIX_RANK_ATOMIC && Policy::WARP_RUNS)
+		{
+			const uint32_t d0 = __shfl_sync(0xffffffffu, digit_of(keys[0], p.digit), 0);
+			uint32_t	diff = 0;
+
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+				diff |= digit_of(keys[i], p.digit) ^ d0;
+			warp_uniform = !__any_sync(0xffffffffu, diff != 0);
+			if (warp_uniform)
+			{
+				if (lane == 0)
+					warp_counters[d0] = WARP_ITEMS;
+#pragma unroll
+				for (int i = 0; i < ITEMS; i++)
+					set_rank(ranks, i, 32 * i + lane);
+			}
+		}
+		if (!warp_uniform)
+		{
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				uint32_t   *c = &warp_counters[digit_of(keys[i], p.digit)];
+
+				if (RANK == GS_RADIX_RANK_ATOMIC)
+					set_rank(ranks, i, atomicAdd(c, 1));
+				else
+					atomicAdd(c, 1);
+			}
 		}
 
 		/* the values' loads overlap the scan below (or, VALUES_LATE, the look-back) */

@@ -21,7 +21,8 @@
  * (GS_RADIX_RANK_*, radix_block.cuh); USE_MATCH_ANY: the ballot
  * ranks' match by match.any.sync instead of ballots (measured 1.4x slower).
  * VALUES_LATE and PACK_RANKS: register savings; BULK_LOAD: tiles loaded by
- * the copy engine (radix_agent.cuh).
+ * the copy engine; WARP_RUNS: a warp whose keys share the pass's digit
+ * ranks them without atomics (radix_agent.cuh).
  * LOOKBACK_WINDOW: earlier tiles' status words read at once.  Sorts of fewer
  * than SYNC_MIN_KEYS keys plan on the device (no wait for the host);
  * larger ones wait for the plan on the host while their first pass runs.
@@ -38,6 +39,9 @@
 #ifndef GS_RADIX_BULK_LOAD
 #define GS_RADIX_BULK_LOAD false
 #endif
+#ifndef GS_RADIX_WARP_RUNS
+#define GS_RADIX_WARP_RUNS true
+#endif
 
 template <int KEY_BYTES, bool HAS_VALUES>
 struct gs_radix_policy_sm90
@@ -50,6 +54,7 @@ struct gs_radix_policy_sm90
 	static constexpr int RANK = GS_RADIX_RANK;
 	static constexpr bool VALUES_LATE = true;
 	static constexpr bool PACK_RANKS = true;
+	static constexpr bool WARP_RUNS = GS_RADIX_WARP_RUNS;
 	static constexpr bool BULK_LOAD = GS_RADIX_BULK_LOAD;
 	static constexpr int ABLATE = 0;
 	static constexpr bool TRACE = false;
