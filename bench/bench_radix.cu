@@ -309,14 +309,13 @@ static const tune_variant tune_variants[] = {
 typedef gs_radix_policy_sm90<4, true> lib_pairs32;
 typedef gs_radix_policy_sm90<8, true> lib_pairs64;
 typedef gs_radix_policy_sm90_two_blocks<4, true> lib_small_pairs32;
-/* the policies before one block per SM: 384 x 20, two blocks per SM, bulk loads for 64-bit keys */
-typedef tune_policy<384, 20, 2, ATOMIC, true, true> two_blocks_pairs32;
+/* 64-bit pairs before one block per SM: 384 x 20, two blocks per SM, bulk loads */
 typedef tune_policy<384, 20, 2, ATOMIC, false, true, true> two_blocks_pairs64;
 
 static const tune_variant pair_variants[] = {
 	TUNE_PAIRS("library from 2^21 keys: 384x40/1 (64-bit: 384x30/1)", lib_pairs32, lib_pairs64),
 	TUNE_PAIRS("library below 2^21 keys: 384x20/2 (64-bit: 384x30/1)", lib_small_pairs32, lib_pairs64),
-	TUNE_PAIRS("before: 384x20/2 (64-bit: bulk loads)", two_blocks_pairs32, two_blocks_pairs64),
+	TUNE_PAIRS("before: 384x20/2 (64-bit: bulk loads)", lib_small_pairs32, two_blocks_pairs64),
 	TUNE_OWN("384x24/1", 384, 24),
 	TUNE_OWN("384x30/1", 384, 30),
 	TUNE_OWN("384x36/1", 384, 36),
@@ -737,7 +736,7 @@ main(int argc, char **argv)
 		if (!pairs_only)
 			trace_policy<false, traced<LIB4> >("the int4 keys policy", n);
 		trace_policy<true, traced<gs_radix_policy_sm90<4, true> > >("the int4 pairs policy", n);
-		trace_policy<true, traced<two_blocks_pairs32> >("the int4 pairs policy with two blocks per SM", n);
+		trace_policy<true, traced<lib_small_pairs32> >("the int4 pairs policy with two blocks per SM", n);
 		return 0;
 	}
 
