@@ -210,6 +210,8 @@ gs_merge_split_name(gs_merge_split s)
 			return "warp";
 		case GS_MERGE_SPLIT_PREFETCH:
 			return "prefetch";
+		case GS_MERGE_SPLIT_QUAD:
+			return "quad";
 		case GS_MERGE_SPLIT_AUTO:
 			return "auto";
 		default:
@@ -429,6 +431,35 @@ gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[IT
 }
 
 /*
+ * A pass thread's share of merging the tile staged in sk/sv: the left piece
+ * at [0, na), the right one at [na, total); the thread's ITEMS outputs from
+ * output d on, keys into k and, with VALUES, values into v.  Threads whose d
+ * is past the tile do nothing.
+ */
+template <typename K, bool VALUES, bool PAIR, int ITEMS>
+static __device__ __forceinline__ void
+gs_merge_tile_items(const K *sk, const uint32_t *sv, int na, int total, int d,
+					K (&k)[ITEMS], uint32_t (&v)[ITEMS])
+{
+	int			idx[ITEMS];
+
+	if (d < total)
+	{
+		int			a = gs_merge_path<K, PAIR>(sk, sv, na, sk + na, sv + na, total - na, d);
+
+		gs_serial_merge<K, ITEMS, PAIR>(sk, sv, a, na, na + d - a, total, k, idx);
+		if (VALUES)
+		{
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+				v[i] = d + i < total ? sv[idx[i]] : 0;
+		}
+	}
+}
+
+#include "merge_quad.cuh"
+
+/*
  * One pairwise merge pass: sorted runs of length run become runs of 2*run.
  * Block = one output tile of THREADS*ITEMS elements (the shape's pass
  * tile), which never straddles two pairs (2*run is a multiple of the tile).
@@ -462,11 +493,9 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 	const int	total = (int) (diag1 - diag0);
 	K			k[ITEMS];
 	uint32_t	v[ITEMS];
-	int			idx[ITEMS];
 	size_t		split0,
 				split1;
-	int			na,
-				nb;
+	int			na;
 
 	if (!FUSED)
 	{
@@ -490,7 +519,6 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 		split1 = split_found[1];
 	}
 	na = (int) (split1 - split0);
-	nb = total - na;
 	{
 		const size_t a0 = pair_start + split0;
 		const size_t b0 = a_end + (diag0 - split0);
@@ -510,22 +538,7 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 		}
 	}
 	__syncthreads();
-	{
-		int			d = tid * ITEMS;
-
-		if (d < total)
-		{
-			int			a = gs_merge_path<K, PAIR>(sk, sv, na, sk + na, sv + na, nb, d);
-
-			gs_serial_merge<K, ITEMS, PAIR>(sk, sv, a, na, na + d - a, total, k, idx);
-			if (VALUES)
-			{
-#pragma unroll
-				for (int i = 0; i < ITEMS; i++)
-					v[i] = d + i < total ? sv[idx[i]] : 0;
-			}
-		}
-	}
+	gs_merge_tile_items<K, VALUES, PAIR, ITEMS>(sk, sv, na, total, tid * ITEMS, k, v);
 	gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, total, keys_out + out_begin, vals_out + out_begin,
 											  decode, codec);
 }
@@ -627,7 +640,6 @@ gs_merge_pass_prefetch_kernel(const K *keys_in, K *keys_out,
 		uint32_t   *sv = svb + buf * TILE;
 		K			k[ITEMS];
 		uint32_t	v[ITEMS];
-		int			idx[ITEMS];
 
 		__pipeline_wait_prior(0);
 		__syncthreads();
@@ -635,23 +647,7 @@ gs_merge_pass_prefetch_kernel(const K *keys_in, K *keys_out,
 			gs_merge_tile_fetch<K, VALUES, THREADS, ITEMS>(gs_merge_tile_at(t + gridDim.x, TILE, n, run, splits),
 														   keys_in, vals_in, skb + (buf ^ 1) * TILE,
 														   svb + (buf ^ 1) * TILE);
-		{
-			int			d = tid * ITEMS;
-
-			if (d < g.total)
-			{
-				int			nb = g.total - g.na;
-				int			a = gs_merge_path<K, PAIR>(sk, sv, g.na, sk + g.na, sv + g.na, nb, d);
-
-				gs_serial_merge<K, ITEMS, PAIR>(sk, sv, a, g.na, g.na + d - a, g.total, k, idx);
-				if (VALUES)
-				{
-#pragma unroll
-					for (int i = 0; i < ITEMS; i++)
-						v[i] = d + i < g.total ? sv[idx[i]] : 0;
-				}
-			}
-		}
+		gs_merge_tile_items<K, VALUES, PAIR, ITEMS>(sk, sv, g.na, g.total, tid * ITEMS, k, v);
 		gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, g.total, keys_out + g.out_begin,
 												  vals_out + g.out_begin, decode, codec);
 	}
@@ -680,10 +676,13 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 	const size_t pass_smem = (size_t) S::PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
 	constexpr auto prefetch_kernel = gs_merge_pass_prefetch_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 																 S::PASS_MIN_BLOCKS>;
+	constexpr auto quad_kernel = gs_merge_quad_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+															S::PASS_MIN_BLOCKS>;
 	int			lanes;
 	unsigned	partition_blocks,
 				prefetch_grid = 0;
 	int			passes = 0;
+	int			pair_passes;
 	int			cur;
 
 	if (pass_tiles > (size_t) INT32_MAX)
@@ -691,13 +690,22 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 	while (((size_t) 1 << passes) < tiles)
 		passes++;
 	split = gs_merge_split_for(split, n, splits != NULL);
+	pair_passes = passes;
+	if (split == GS_MERGE_SPLIT_QUAD)
+	{
+		/* log2(tiles) pairwise levels: one fused pairwise pass if odd, then four-way passes */
+		pair_passes = passes & 1;
+		passes = pair_passes + passes / 2;
+		GS_CUDA_CHECK((gs_smem_limit<quad_kernel>(pass_smem)), err);
+	}
 	if (split == GS_MERGE_SPLIT_FUSED)
 		splits = NULL;
-	lanes = split == GS_MERGE_SPLIT_WARP ? 32 : split == GS_MERGE_SPLIT_LANES8 ? 8 : 1;
+	lanes = split == GS_MERGE_SPLIT_WARP || split == GS_MERGE_SPLIT_QUAD ? 32
+		: split == GS_MERGE_SPLIT_LANES8 ? 8 : 1;
 	partition_blocks = (unsigned) ((pass_tiles * lanes + 255) / 256);
 
 	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>>(smem)), err);
-	if (splits == NULL)
+	if (splits == NULL || split == GS_MERGE_SPLIT_QUAD)
 		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 													 S::PASS_MIN_BLOCKS, true>>(pass_smem)), err);
 	else if (split != GS_MERGE_SPLIT_PREFETCH)
@@ -733,6 +741,20 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 		const K    *kin = keys[cur];
 		const uint32_t *vin = VALUES ? vals[cur] : NULL;
 
+		if (p >= pair_passes)
+		{
+			/* a four-way pass after the pairwise one, if any: four runs of this length merge into one */
+			run = (size_t) S::TILE << (pair_passes + 2 * (p - pair_passes));
+			gs_merge_quad_partition_kernel<K, PAIR><<<partition_blocks, 256, 0, stream>>>
+				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
+			GS_LAUNCH_CHECK("merge sort: partition launch", err);
+			quad_kernel<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
+				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
+				 n, run, splits, codec, decode && p == passes - 1);
+			GS_LAUNCH_CHECK("merge sort: merge pass launch", err);
+			cur ^= 1;
+			continue;
+		}
 		if (split == GS_MERGE_SPLIT_THREAD || split == GS_MERGE_SPLIT_PREFETCH)
 			gs_merge_partition_kernel<K, PAIR, 1><<<partition_blocks, 256, 0, stream>>>
 				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
@@ -742,7 +764,7 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 		else if (split == GS_MERGE_SPLIT_WARP)
 			gs_merge_partition_kernel<K, PAIR, 32><<<partition_blocks, 256, 0, stream>>>
 				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
-		if (splits == NULL)
+		if (splits == NULL || split == GS_MERGE_SPLIT_QUAD)
 			gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS, S::PASS_MIN_BLOCKS, true>
 				<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
 				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
@@ -824,11 +846,13 @@ gs_merge_path_temp_bytes(const gs_gpu_sort_args *args)
 	int			s = gs_merge_path_current.shape;
 	bool		values = args->values[0] != NULL;
 
-	if (gs_merge_current_variant != GS_MERGE_PATH ||
-		gs_merge_split_for(gs_merge_path_current.split, args->n, true) == GS_MERGE_SPLIT_FUSED)
+	gs_merge_split split = gs_merge_split_for(gs_merge_path_current.split, args->n, true);
+
+	if (gs_merge_current_variant != GS_MERGE_PATH || split == GS_MERGE_SPLIT_FUSED)
 		return 256;
 	(void) gs_merge_with_width(args->type, values, s, f);
-	return gs_align_up(f.tiles * sizeof(size_t), 256);
+	/* the four-way passes keep three counts per tile */
+	return gs_align_up(f.tiles * sizeof(size_t) * (split == GS_MERGE_SPLIT_QUAD ? 3 : 1), 256);
 }
 
 #include "merge_bcf.cuh"

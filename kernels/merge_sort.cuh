@@ -47,7 +47,10 @@ const char *gs_merge_variant_name(gs_merge_variant v);
  * with 32.  PREFETCH: THREAD's partition kernel, then a persistent pass
  * kernel (as many blocks as fit, each looping over tiles) that copies its
  * next tile into a second shared-memory buffer (cp.async) while it merges
- * the current one.  AUTO (the default): FUSED below GS_MERGE_AUTO_THREAD_MIN
+ * the current one.  QUAD: four-way passes (kernels/merge_quad.cuh), each
+ * with a partition kernel of one warp per tile, so half the passes over
+ * global memory; a pairwise pass (FUSED) first when the number of pairwise
+ * levels is odd.  AUTO (the default): FUSED below GS_MERGE_AUTO_THREAD_MIN
  * keys, THREAD from there (measured, bench/NOTES-comparison.md); FUSED
  * whenever the caller gives no temporary memory.
  *
@@ -69,6 +72,7 @@ typedef enum gs_merge_split
 	GS_MERGE_SPLIT_LANES8,
 	GS_MERGE_SPLIT_WARP,
 	GS_MERGE_SPLIT_PREFETCH,
+	GS_MERGE_SPLIT_QUAD,
 	GS_MERGE_SPLIT_AUTO,
 	GS_NUM_MERGE_SPLITS
 } gs_merge_split;
