@@ -244,10 +244,13 @@ struct gs_radix_dispatch
 
 	/*
 	 * Small sorts, up to Policy::SMALL_MAX keys, run in one block
-	 * (gs_radix_block_sort_agent): 256 threads of 8 keys up to 2048 keys, 512
-	 * of 8 up to 4096, 512 of 16 up to 8192 (1024 threads would cap registers
-	 * at 64 and spill).
+	 * (gs_radix_block_sort_agent): 256 threads (one per bin) of 4 keys up to
+	 * 1024 keys, of 8 up to 2048, 512 of 8 up to 4096, 512 of 16 up to 8192
+	 * (1024 threads would cap registers at 64 and spill).  Every key of the
+	 * tile, padding included, takes part in every digit's pass, so the
+	 * smallest tile that holds the keys is the fastest.
 	 */
+	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, 256, 4, GS_RADIX_RANK_BALLOT> tiny_agent;
 	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, 256, 8, GS_RADIX_RANK_BALLOT> small_agent;
 	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, 512, 8, GS_RADIX_RANK_BALLOT> medium_agent;
 	typedef gs_radix_block_sort_agent<KeyT, HAS_VALUES, 512, 16, GS_RADIX_RANK_BALLOT> large_agent;
@@ -267,6 +270,9 @@ struct gs_radix_dispatch
 		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK>,
 										   cudaFuncAttributeMaxDynamicSharedMemorySize,
 										   (int) onesweep_agent::SMEM_BYTES), err);
+		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 256, 4, RANK>,
+										   cudaFuncAttributeMaxDynamicSharedMemorySize,
+										   (int) tiny_agent::SMEM_BYTES), err);
 		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 256, 8, RANK>,
 										   cudaFuncAttributeMaxDynamicSharedMemorySize,
 										   (int) small_agent::SMEM_BYTES), err);
@@ -293,7 +299,10 @@ struct gs_radix_dispatch
 		bp.n = (uint32_t) a->n;
 		bp.is_float = a->type == GS_FLOAT4 || a->type == GS_FLOAT8;
 		bp.descending = a->descending;
-		if (a->n <= (size_t) small_agent::TILE)
+		if (a->n <= (size_t) tiny_agent::TILE)
+			gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 256, 4, RANK>
+				<<<1, 256, tiny_agent::SMEM_BYTES, stream>>>(bp);
+		else if (a->n <= (size_t) small_agent::TILE)
 			gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 256, 8, RANK>
 				<<<1, 256, small_agent::SMEM_BYTES, stream>>>(bp);
 		else if (a->n <= (size_t) medium_agent::TILE)
