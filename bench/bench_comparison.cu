@@ -225,10 +225,10 @@ runs_for(size_t n)
 
 
 /*
- * The candidates of the current round (bench/NOTES-comparison.md, "Round 3"),
+ * The candidates of the current round (bench/NOTES-comparison.md, "Round 4"),
  * run after the library's default when GS_BENCH_MERGE_VARIANTS is unset.
  */
-static const char *const merge_candidates = "0/quad,4/quad,0/fused,0/thread";
+static const char *const merge_candidates = "0/fused,0/thread,4/fused,4/thread,0/quad";
 
 /*
  * The variants to compare: the library's default and the candidates above,

@@ -103,7 +103,7 @@ finish() {
 
 if [ "$mode" = short ]; then
 	# the variants the bench runs: the default and the candidates, as bench_comparison lists them
-	variants=${GS_BENCH_MERGE_VARIANTS:-0/auto,4/fused,4/thread,0/prefetch,4/prefetch,5/prefetch}
+	variants=${GS_BENCH_MERGE_VARIANTS:-0/auto,0/fused,0/thread,4/fused,4/thread,0/quad}
 	step test-gpu-merge-quick tests.log 30 test/bin/test_gpu_sort --algorithm merge --quick
 	step test-comparison-quick tests.log 30 test/bin/test_comparison_sorts --quick
 	step memcheck-path-options sanitizers.log 30 \

@@ -26,7 +26,7 @@
  * tile then never straddles two pairs of runs).
  */
 template <int SORT_THREADS_, int SORT_ITEMS_, int SORT_MIN_BLOCKS_,
-		  int PASS_THREADS_, int PASS_ITEMS_, int PASS_MIN_BLOCKS_>
+		  int PASS_THREADS_, int PASS_ITEMS_, int PASS_MIN_BLOCKS_, int SPLIT_MIN_BLOCKS_ = PASS_MIN_BLOCKS_>
 struct gs_merge_shape
 {
 	static constexpr int THREADS = SORT_THREADS_;
@@ -35,10 +35,16 @@ struct gs_merge_shape
 	static constexpr int TILE = THREADS * ITEMS;
 	static constexpr int PASS_THREADS = PASS_THREADS_;
 	static constexpr int PASS_ITEMS = PASS_ITEMS_;
-	static constexpr int PASS_MIN_BLOCKS = PASS_MIN_BLOCKS_;
+	static constexpr int PASS_MIN_BLOCKS = PASS_MIN_BLOCKS_;	/* fused split */
+	static constexpr int SPLIT_MIN_BLOCKS = SPLIT_MIN_BLOCKS_;	/* splits from a partition kernel */
 	static constexpr int PASS_TILE = PASS_THREADS * PASS_ITEMS;
 	static_assert((2 * TILE) % PASS_TILE == 0, "a pass tile must divide twice the block sort's tile");
 };
+
+/* resident pass blocks per SM for 32-bit keys alone with a partition kernel (see below) */
+#ifndef GS_MERGE_SPLIT_MIN_BLOCKS_32
+#define GS_MERGE_SPLIT_MIN_BLOCKS_32 6
+#endif
 
 /*
  * Tuning for sm_90, one entry per key width and values or not (CUB style:
@@ -54,15 +60,21 @@ struct gs_merge_shape
  * blocks per SM, 18.1 / 17.5 with 256x15 at 8 (32 registers); 32-bit argsort
  * 8.5 / 7.4 -> 9.2 / 7.9; 64-bit keys 10.2 / 8.8 -> 10.7 / 9.2 with 256x11 at
  * 6 (at 8 they spill and lose 5%).  Shapes not measured keep 512 threads.
+ * 32-bit keys alone take 6 blocks per SM (40 registers) in passes whose
+ * splits come from the partition kernel: 0.958 -> 0.975 of CUB at 10^8
+ * with the thread split (5 blocks: 0.930, 4: 0.887), while the fused split
+ * keeps 8 (at 6 it fell from 1.04 to 0.97 at 10^7: its blocks wait for
+ * their search, and more of them hide it; bench/NOTES-comparison.md).
  */
 template <typename K, bool VALUES>
 struct gs_merge_policy
 {
 	static constexpr int ITEMS = sizeof(K) == 8 ? (VALUES ? 9 : 11) : (VALUES ? 11 : 15);
 	static constexpr bool MEASURED = sizeof(K) == 4 || (sizeof(K) == 8 && !VALUES);
+	static constexpr int PASS_MIN_BLOCKS = !MEASURED ? 0 : sizeof(K) == 8 ? 6 : 8;
 	typedef gs_merge_shape<512, ITEMS, 0,
 						   MEASURED ? 256 : 512, ITEMS,
-						   !MEASURED ? 0 : sizeof(K) == 8 ? 6 : 8> shape;
+						   PASS_MIN_BLOCKS, sizeof(K) == 4 && !VALUES ? GS_MERGE_SPLIT_MIN_BLOCKS_32 : PASS_MIN_BLOCKS> shape;
 };
 
 /*
@@ -87,7 +99,7 @@ typedef gs_merge_shape<1024, 7, 0, 256, 7, 8> gs_merge_shape_3;
  * shape 0's passes; shape 5 merges 5 keys per thread in them (shape 1's, for
  * the worst case) and needs the pass it saves to pay for its smaller E.
  */
-typedef gs_merge_shape<1024, 15, 0, 256, 15, 8> gs_merge_shape_4;
+typedef gs_merge_shape<1024, 15, 0, 256, 15, 8, GS_MERGE_SPLIT_MIN_BLOCKS_32> gs_merge_shape_4;
 typedef gs_merge_shape<1024, 15, 0, 256, 5, 8> gs_merge_shape_5;
 
 /* Calls F::template run<shape>() for the shape a key width uses under shape index s. */
@@ -414,6 +426,18 @@ gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[IT
 		}
 	}
 	__syncthreads();
+	/* a full tile (all but the last of a pair) skips the bounds; the decode test is uniform */
+	if (total == THREADS * ITEMS && !decode)
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			keys_out[tid + i * THREADS] = sk[tid + i * THREADS];
+			if (VALUES)
+				vals_out[tid + i * THREADS] = sv[tid + i * THREADS];
+		}
+		return;
+	}
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
@@ -426,6 +450,62 @@ gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[IT
 			keys_out[j] = decode ? gs_decode_key<K>(key, codec) : key;
 			if (VALUES)
 				vals_out[j] = sv[j];
+		}
+	}
+}
+
+/*
+ * The start of a pass tile: its total keys, the first na from the left run
+ * at a0 and the rest from the right run at b0, into sk/sv (left piece
+ * first), striped over the block.  SELECT: offsets within the tile are
+ * 32-bit and one select picks the source pointer (the right piece's is set
+ * back by na); otherwise a 64-bit index per key, which measured faster for
+ * keys alone at 32 registers (8 blocks per SM: the fused split), where the
+ * two pointers cost registers.
+ */
+template <typename K, bool VALUES, int THREADS, int ITEMS, bool SELECT>
+static __device__ __forceinline__ void
+gs_load_pieces(const K *keys_in, const uint32_t *vals_in, size_t a0, size_t b0, int na, int total,
+			   K *sk, uint32_t *sv)
+{
+	const int	tid = threadIdx.x;
+
+	if constexpr (SELECT)
+	{
+		/* b0 >= na: the right run starts after the left piece */
+		const K    *ka = keys_in + a0;
+		const K    *kb = keys_in + (b0 - (size_t) na);
+		const uint32_t *va = VALUES ? vals_in + a0 : NULL;
+		const uint32_t *vb = VALUES ? vals_in + (b0 - (size_t) na) : NULL;
+
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			int			j = tid + i * THREADS;
+
+			if (j < total)
+			{
+				sk[j] = (j < na ? ka : kb)[j];
+				if (VALUES)
+					sv[j] = (j < na ? va : vb)[j];
+			}
+		}
+	}
+	else
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			int			j = tid + i * THREADS;
+
+			if (j < total)
+			{
+				size_t		src = j < na ? a0 + j : b0 + (j - na);
+
+				sk[j] = keys_in[src];
+				if (VALUES)
+					sv[j] = vals_in[src];
+			}
 		}
 	}
 }
@@ -519,24 +599,8 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 		split1 = split_found[1];
 	}
 	na = (int) (split1 - split0);
-	{
-		const size_t a0 = pair_start + split0;
-		const size_t b0 = a_end + (diag0 - split0);
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			int			j = tid + i * THREADS;
-
-			if (j < total)
-			{
-				size_t		src = j < na ? a0 + j : b0 + (j - na);
-
-				sk[j] = keys_in[src];
-				if (VALUES)
-					sv[j] = vals_in[src];
-			}
-		}
-	}
+	gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED>(keys_in, vals_in, pair_start + split0,
+																 a_end + (diag0 - split0), na, total, sk, sv);
 	__syncthreads();
 	gs_merge_tile_items<K, VALUES, PAIR, ITEMS>(sk, sv, na, total, tid * ITEMS, k, v);
 	gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, total, keys_out + out_begin, vals_out + out_begin,
@@ -710,7 +774,7 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 													 S::PASS_MIN_BLOCKS, true>>(pass_smem)), err);
 	else if (split != GS_MERGE_SPLIT_PREFETCH)
 		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
-													 S::PASS_MIN_BLOCKS, false>>(pass_smem)), err);
+													 S::SPLIT_MIN_BLOCKS, false>>(pass_smem)), err);
 	else if (passes > 0)
 	{
 		/* as many persistent blocks as fit at once (two tile buffers each), or fewer if asked */
@@ -779,7 +843,7 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 		else
 		{
 			GS_LAUNCH_CHECK("merge sort: partition launch", err);
-			gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS, S::PASS_MIN_BLOCKS, false>
+			gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS, S::SPLIT_MIN_BLOCKS, false>
 				<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
 				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
 				 n, run, splits, codec, decode && p == passes - 1);
