@@ -6,13 +6,15 @@
  * warm-up runs, then the median of at least 9.  Prints a markdown table
  * (Gkeys/s, ratio to CUB, the physical floor) and writes it to --out.
  *
- *   bench_radix [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--profile ours|cub|ballot] [--max N]
+ *   bench_radix [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--dist] [--profile ours|cub|ballot]
+ *               [--max N]
  *
  * --tune, after the table: other policies of the onesweep pass
  * (radix_dispatch.cuh instantiated here) and ablations of its steps at 10^8
  * keys against CUB, and small sorts in one block against the onesweep
  * passes and CUB.  --diag: only those, then a per-phase trace of one pass;
- * --diag-pairs: only the argsort table and the argsort traces.
+ * --diag-pairs: only the argsort table and the argsort traces.  --dist: only
+ * the table of every distribution (10^7 int4 keys and pairs against CUB).
  * --profile sorts 10^8 int4 keys twice with one implementation and stops
  * (for ncu).
  */
@@ -622,6 +624,7 @@ main(int argc, char **argv)
 	bool		quick = false,
 				do_tune = false,
 				do_diag = false,
+				do_dist = false,
 				pairs_only = false;
 	const char *profile_which = NULL;
 	size_t		max_n = 260000000;
@@ -642,13 +645,16 @@ main(int argc, char **argv)
 			do_diag = true;
 		else if (strcmp(argv[i], "--diag-pairs") == 0)
 			do_diag = pairs_only = true;
+		else if (strcmp(argv[i], "--dist") == 0)
+			do_dist = true;
 		else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
 			profile_which = argv[++i];
 		else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
 			max_n = strtoull(argv[++i], NULL, 10);
 		else
 		{
-			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--profile ours|cub|ballot] [--max N]\n",
+			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--dist] [--profile ours|cub|ballot] "
+					"[--max N]\n",
 					argv[0]);
 			return 2;
 		}
@@ -674,6 +680,12 @@ main(int argc, char **argv)
 		for (size_t i = 0; i < max_n; i++)
 			iota[i] = (uint32_t) i;
 		CHECK(cudaMemcpy(buf.iota, iota.data(), max_n * 4, cudaMemcpyHostToDevice));
+	}
+
+	if (do_dist)
+	{
+		distributions(std::min((size_t) 10000000, max_n / 2));
+		return 0;
 	}
 
 	double		bw = copy_bandwidth(buf.bytes / 2);
