@@ -178,9 +178,9 @@ gs_merge_path_default_options(gs_merge_path_options *o)
 /*
  * The split a sort of n keys uses: AUTO is FUSED below
  * GS_MERGE_AUTO_THREAD_MIN keys and THREAD from there (H100, int4 keys:
- * fused 1.036 / 0.951 / 0.923 of CUB at 10^7 / 3 * 10^7 / 10^8, thread 0.909
- * / 0.934 / 0.956; the partition kernel's fixed ~7 us a pass is paid back
- * from about 4 * 10^7 keys; argsort and float8 cross over between 10^7 and
+ * fused 1.043 / 0.960 / 0.928 of CUB at 10^7 / 3 * 10^7 / 10^8, thread 0.928
+ * / 0.959 / 0.978; the partition kernel's fixed cost a pass is paid back
+ * from about 3-4 * 10^7 keys; argsort and float8 cross over between 10^7 and
  * 10^8 as well).  Without temporary memory every split is FUSED.
  */
 static gs_merge_split
