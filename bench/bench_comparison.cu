@@ -225,10 +225,10 @@ runs_for(size_t n)
 
 
 /*
- * The candidates of the current round (bench/NOTES-comparison.md, "Round 4"),
+ * The candidates of the current round (bench/NOTES-comparison.md, "Round 5"),
  * run after the library's default when GS_BENCH_MERGE_VARIANTS is unset.
  */
-static const char *const merge_candidates = "0/fused,0/thread,4/fused,4/thread,0/quad";
+static const char *const merge_candidates = "4/auto/nopdl,4/fused,4/thread,0/auto,0/fused,0/thread";
 
 /*
  * The variants to compare: the library's default and the candidates above,
@@ -245,7 +245,7 @@ merge_variants(void)
 	gs_merge_path_options d;
 
 	gs_merge_path_default_options(&d);
-	v.push_back({d.shape, d.split});
+	v.push_back({d.shape, d.split, 0});
 	if (env == NULL)
 		list = std::to_string(d.shape) + "/" + gs_merge_split_name(d.split) + "," + merge_candidates;
 	else
@@ -255,13 +255,13 @@ merge_variants(void)
 		for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
 			for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
 				if (sh != d.shape || sp != (int) d.split)
-					v.push_back({sh, (gs_merge_split) sp});
+					v.push_back({sh, (gs_merge_split) sp, 0});
 		return v;
 	}
 	v.clear();
 	merge_variants_parse(list, v);
 	if (v.empty())
-		v.push_back({d.shape, d.split});
+		v.push_back({d.shape, d.split, 0});
 	return v;
 }
 
@@ -270,7 +270,7 @@ variant_label(const merge_variant &v)
 {
 	char		l[96];
 
-	snprintf(l, sizeof(l), "%d/%s (%s)", v.shape, gs_merge_split_name(v.split), gs_merge_shape_name(v.shape));
+	snprintf(l, sizeof(l), "%s (%s)", merge_variant_name(v).c_str(), gs_merge_shape_name(v.shape));
 	return l;
 }
 
@@ -280,9 +280,7 @@ use_variant(const merge_variant &v, int max_passes)
 	gs_merge_path_options o;
 
 	gs_merge_set_variant(GS_MERGE_PATH);
-	gs_merge_path_default_options(&o);
-	o.shape = v.shape;
-	o.split = v.split;
+	merge_variant_options(v, &o);
 	o.max_passes = max_passes;
 	gs_merge_path_set_options(&o);
 }
@@ -463,7 +461,7 @@ section_merge(bool quick)
 
 				/* one run per split; the variants that differ only in shape share it */
 				for (size_t u = 0; u < v; u++)
-					if (vs[u].split == vs[v].split && same == v)
+					if (vs[u].split == vs[v].split && vs[u].nopdl == vs[v].nopdl && same == v)
 						same = u;
 				if (same != v)
 				{
@@ -503,10 +501,10 @@ section_merge(bool quick)
 		bool		seen = false;
 
 		for (size_t u = 0; u < v; u++)
-			seen |= vs[u].split == vs[v].split;
+			seen |= vs[u].split == vs[v].split && vs[u].nopdl == vs[v].nopdl;
 		if (seen)
 			continue;
-		out("| %s |", gs_merge_split_name(vs[v].split));
+		out("| %s%s |", gs_merge_split_name(vs[v].split), vs[v].nopdl ? "/nopdl" : "");
 		for (size_t si = 0; si < pair_sizes.size(); si++)
 			out(" %.2f%s | %.3f |", pair_sizes[si] / fabs(fms[v][si]) / 1e6, fms[v][si] < 0 ? " UNSORTED" : "",
 				summary.float8_ratio[v][si]);
@@ -567,7 +565,7 @@ section_worst(bool quick)
 			used |= v.shape == sh;
 		if (!used)
 			continue;
-		use_variant({sh, GS_MERGE_SPLIT_FUSED}, -1);
+		use_variant({sh, GS_MERGE_SPLIT_FUSED, 0}, -1);
 		gs_merge_path_tuning(GS_INT4, false, &b, &e);
 		gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
 		n = worst_size(e, b, target);

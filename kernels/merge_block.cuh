@@ -171,19 +171,27 @@ gs_thread_merge_path(const K *ak, const uint32_t *av, size_t la,
 /*
  * Serial merge of ITEMS outputs from A = [a, a_end) and B = [b, b_end) of the
  * shared arrays sk/sv, into registers; idx receives the shared index each
- * output came from, for gathering values afterwards.  Outputs past the end of
- * both runs are the sentinel (callers never store them).  One shared load
- * per output: this loop is where the bank conflicts of seed 003 happen.
+ * output came from, for gathering values afterwards.  One shared load per
+ * output: this loop is where the bank conflicts of seed 003 happen.
+ *
+ * Branch-free: each step loads the next key of the run it took from without
+ * checking that run's end (the take condition checks both ends), so that the
+ * compiler predicates the step instead of branching around each load, which
+ * the threads of a warp take different ways (measured: 28 instructions a
+ * step with the checks, bench/NOTES-comparison.md).  So a thread reads up
+ * to ITEMS + 1 elements past the end of B, or of A when it runs out of both:
+ * callers keep gs_merge_smem_pad() bytes of shared memory after the tile's
+ * keys and values, and never use the outputs past both ends.
  */
 template <typename K, int ITEMS, bool PAIR>
 static __device__ __forceinline__ void
 gs_serial_merge(const K *sk, const uint32_t *sv, int a, int a_end, int b, int b_end,
 				K (&out)[ITEMS], int (&idx)[ITEMS])
 {
-	K			ka = a < a_end ? sk[a] : gs_key_max<K>();
-	K			kb = b < b_end ? sk[b] : gs_key_max<K>();
-	uint32_t	va = PAIR && a < a_end ? sv[a] : 0;
-	uint32_t	vb = PAIR && b < b_end ? sv[b] : 0;
+	K			ka = sk[a];
+	K			kb = sk[b];
+	uint32_t	va = PAIR ? sv[a] : 0;
+	uint32_t	vb = PAIR ? sv[b] : 0;
 
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
@@ -195,18 +203,30 @@ gs_serial_merge(const K *sk, const uint32_t *sv, int a, int a_end, int b, int b_
 		if (take_b)
 		{
 			b++;
-			kb = b < b_end ? sk[b] : gs_key_max<K>();
+			kb = sk[b];
 			if (PAIR)
-				vb = b < b_end ? sv[b] : 0;
+				vb = sv[b];
 		}
 		else
 		{
 			a++;
-			ka = a < a_end ? sk[a] : gs_key_max<K>();
+			ka = sk[a];
 			if (PAIR)
-				va = a < a_end ? sv[a] : 0;
+				va = sv[a];
 		}
 	}
+}
+
+/*
+ * Shared memory a caller of gs_serial_merge keeps after a tile's keys and
+ * values (sk, then sv when there are values): the merge reads up to ITEMS + 1
+ * elements past either.
+ */
+template <typename K, int ITEMS>
+static constexpr size_t
+gs_merge_smem_pad(void)
+{
+	return (size_t) (ITEMS + 1) * (sizeof(K) + sizeof(uint32_t));
 }
 
 /* Writes each thread's ITEMS keys (and values) back to shared memory in order, between barriers. */

@@ -133,6 +133,77 @@ gs_smem_limit(size_t bytes)
 	} while (0)
 
 /*
+ * Programmatic dependent launch (sm_90): a kernel launched with
+ * gs_launch(pdl = true) may start while the kernel before it in the stream
+ * is finishing, once every block of that kernel has called
+ * gs_pdl_trigger().  So every such kernel calls gs_pdl_wait() before it
+ * touches global memory: the wait returns when the kernel before has
+ * completed and its writes are visible.  Both are no-ops in a kernel
+ * launched without the attribute, and below sm_90.
+ */
+static __device__ __forceinline__ void
+gs_pdl_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void
+gs_pdl_trigger(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/* Whether the current device can launch dependents early (compute capability 9.0 or later). */
+static inline bool
+gs_pdl_supported(void)
+{
+	static int	major[64];
+	int			dev = 0;
+
+	if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+		return false;
+	if (major[dev] == 0 &&
+		cudaDeviceGetAttribute(&major[dev], cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+		return false;
+	return major[dev] >= 9;
+}
+
+/*
+ * Launches kernel<<<grid, block, smem, stream>>>(args), with programmatic
+ * stream serialization when pdl (the caller checked gs_pdl_supported()).
+ */
+template <typename... P, typename... A>
+static cudaError_t
+gs_launch(bool pdl, void (*kernel)(P...), unsigned grid, unsigned block, size_t smem, cudaStream_t stream,
+		  A... args)
+{
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute attr[1];
+
+	cfg.gridDim = dim3(grid);
+	cfg.blockDim = dim3(block);
+	cfg.dynamicSmemBytes = smem;
+	cfg.stream = stream;
+	attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr[0].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = attr;
+	cfg.numAttrs = pdl ? 1 : 0;
+	return cudaLaunchKernelEx(&cfg, kernel, ((P) args)...);
+}
+
+/* Checks a launch made by gs_launch (launch errors only; no sync). */
+#define GS_LAUNCH_OK(call, what, err) \
+	do { \
+		cudaError_t gs_lo_ = (call); \
+		if (gs_lo_ != cudaSuccess) \
+			return gs_cuda_fail((err), gs_lo_, (what)); \
+	} while (0)
+
+/*
  * Composite (key, position) comparison used where an algorithm is not stable
  * by nature (bitonic, quick): with positions distinct, the order is total
  * and the result is the stable one.

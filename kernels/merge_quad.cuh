@@ -219,6 +219,8 @@ gs_merge_quad_partition_kernel(const K *keys, const uint32_t *vals, size_t n, si
 				s[3];
 	gs_quad_run<K> r[4];
 
+	gs_pdl_wait();
+	gs_pdl_trigger();
 	/* whole warps leave together */
 	if (t >= tiles)
 		return;
@@ -345,6 +347,8 @@ gs_merge_quad_pass_kernel(const K *keys_in, K *keys_out,
 	uint32_t	v[ITEMS];
 	int			idx[ITEMS];
 
+	gs_pdl_wait();
+	gs_pdl_trigger();
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 		len[i] = min(g + (size_t) (i + 1) * run, n) - min(g + (size_t) i * run, n);

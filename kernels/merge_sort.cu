@@ -98,6 +98,12 @@ typedef gs_merge_shape<1024, 7, 0, 256, 7, 8> gs_merge_shape_3;
  * 13 instead of 11, 12 and 14) for a tenth block-sort round.  Shape 4 keeps
  * shape 0's passes; shape 5 merges 5 keys per thread in them (shape 1's, for
  * the worst case) and needs the pass it saves to pay for its smaller E.
+ *
+ * Shape 4 is the default (GS_MERGE_DEFAULT_SHAPE) since the merge became
+ * branch-free (gs_serial_merge): H100, int4 keys, of CUB at 10^7 / 3 * 10^7 /
+ * 10^8, 1.180 / 1.046 / 1.040 against shape 0's 1.142 / 1.021 / 1.020; on
+ * the worst case built for each, 0.929 ms against 0.935 at 15.7M keys
+ * (+25.6% and +23.0% of their random inputs; bench/NOTES-comparison.md).
  */
 typedef gs_merge_shape<1024, 15, 0, 256, 15, 8, GS_MERGE_SPLIT_MIN_BLOCKS_32> gs_merge_shape_4;
 typedef gs_merge_shape<1024, 15, 0, 256, 5, 8> gs_merge_shape_5;
@@ -145,7 +151,7 @@ gs_merge_with_width(gs_type type, bool values, int s, F &f)
 }
 
 static gs_merge_variant gs_merge_current_variant = GS_MERGE_PATH;
-static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_AUTO, 0, -1, 0};
+static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_AUTO, GS_MERGE_DEFAULT_SHAPE, -1, 0, 1};
 
 extern "C" void
 gs_merge_set_variant(gs_merge_variant v)
@@ -170,18 +176,20 @@ extern "C" void
 gs_merge_path_default_options(gs_merge_path_options *o)
 {
 	o->split = GS_MERGE_SPLIT_AUTO;
-	o->shape = 0;
+	o->shape = GS_MERGE_DEFAULT_SHAPE;
 	o->max_passes = -1;
 	o->prefetch_blocks = 0;
+	o->pdl = 1;
 }
 
 /*
  * The split a sort of n keys uses: AUTO is FUSED below
- * GS_MERGE_AUTO_THREAD_MIN keys and THREAD from there (H100, int4 keys:
- * fused 1.043 / 0.960 / 0.928 of CUB at 10^7 / 3 * 10^7 / 10^8, thread 0.928
- * / 0.959 / 0.978; the partition kernel's fixed cost a pass is paid back
- * from about 3-4 * 10^7 keys; argsort and float8 cross over between 10^7 and
- * 10^8 as well).  Without temporary memory every split is FUSED.
+ * GS_MERGE_AUTO_THREAD_MIN keys and THREAD from there (H100, int4 keys,
+ * shape 4: fused 1.179 / 1.049 / 0.996 of CUB at 10^7 / 3 * 10^7 / 10^8,
+ * thread 1.048 / 1.047 / 1.042; the partition kernel's fixed cost a pass is
+ * paid back from about 3-4 * 10^7 keys; argsort and float8 cross over
+ * between 10^7 and 10^8 as well).  Without temporary memory every split is
+ * FUSED.
  */
 static gs_merge_split
 gs_merge_split_for(gs_merge_split s, size_t n, bool have_temp)
@@ -328,6 +336,7 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 	const int	count = (int) min((size_t) TILE, n - base);
 	const int	tid = threadIdx.x;
 
+	gs_pdl_wait();
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
@@ -345,6 +354,7 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 			sv[j] = j < count ? vals_in[base + j] : UINT32_MAX;
 	}
 	__syncthreads();
+	gs_pdl_trigger();
 	gs_block_merge_sort<K, THREADS, ITEMS, VALUES, PAIR>(sk, sv, TILE);
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
@@ -368,6 +378,8 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
  * runs of 2*run: splits[g] for tile g of tile keys.  LANES lanes search for
  * one tile (1: a binary search per thread).  Launched before every pass when
  * the split is not fused, so that the pass blocks can start loading at once.
+ * Its blocks let the pass launch as soon as they run (gs_pdl_trigger): the
+ * pass's blocks then wait, resident, for the splits.
  */
 template <typename K, bool PAIR, int LANES>
 __global__ void __launch_bounds__(256)
@@ -381,6 +393,8 @@ gs_merge_partition_kernel(const K *keys, const uint32_t *vals, size_t n, size_t 
 				b_end,
 				s;
 
+	gs_pdl_wait();
+	gs_pdl_trigger();
 	/* whole groups leave together: LANES divides the block */
 	if (g >= tiles)
 		return;
@@ -548,7 +562,9 @@ gs_merge_tile_items(const K *sk, const uint32_t *sv, int na, int total, int d,
  * pair ends at the left run's end), or, when FUSED, are searched here by
  * warps 0 and 1 while the other warps wait.  The block then stages
  * both pieces contiguously in shared memory (the left piece first), each
- * thread merges ITEMS outputs, and the tile goes out coalesced.
+ * thread merges ITEMS outputs, and the tile goes out coalesced.  Like every
+ * kernel of this sort, it waits for the kernel before it (gs_pdl_wait)
+ * before touching global memory, and lets the next one launch at once.
  */
 template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS, bool FUSED>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -577,6 +593,8 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 				split1;
 	int			na;
 
+	gs_pdl_wait();
+	gs_pdl_trigger();
 	if (!FUSED)
 	{
 		/* the same two addresses for every thread: one load per warp each */
@@ -678,7 +696,9 @@ gs_merge_tile_fetch(const gs_merge_tile &g, const K *keys_in, const uint32_t *va
  * shared buffer, the next tile's pieces are on their way into the other.
  * Three barriers per tile: after the current tile has landed (which also
  * frees the other buffer, whose store has finished), after the merge, after
- * the merged keys are staged for the coalesced store.
+ * the merged keys are staged for the coalesced store.  Each buffer is
+ * followed by the room gs_serial_merge may read past a tile's end, so that
+ * those reads never touch the buffer being filled.
  */
 template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -688,20 +708,23 @@ gs_merge_pass_prefetch_kernel(const K *keys_in, K *keys_out,
 							  gs_key_codec codec, int decode)
 {
 	constexpr int TILE = THREADS * ITEMS;
+	constexpr int STRIDE = TILE + ITEMS + 1;	/* a buffer and the room read past its end */
 	extern __shared__ __align__(16) unsigned char gs_smem[];
 	K		   *skb = (K *) gs_smem;	/* keys: buffer 0, buffer 1 */
-	uint32_t   *svb = (uint32_t *) (skb + 2 * TILE);	/* values likewise */
+	uint32_t   *svb = (uint32_t *) (skb + 2 * STRIDE);	/* values likewise */
 	const int	tid = threadIdx.x;
 	int			buf = 0;
 
+	gs_pdl_wait();
+	gs_pdl_trigger();
 	if (blockIdx.x < tiles)
 		gs_merge_tile_fetch<K, VALUES, THREADS, ITEMS>(gs_merge_tile_at(blockIdx.x, TILE, n, run, splits),
 													   keys_in, vals_in, skb, svb);
 	for (size_t t = blockIdx.x; t < tiles; t += gridDim.x, buf ^= 1)
 	{
 		const gs_merge_tile g = gs_merge_tile_at(t, TILE, n, run, splits);
-		K		   *sk = skb + buf * TILE;
-		uint32_t   *sv = svb + buf * TILE;
+		K		   *sk = skb + buf * STRIDE;
+		uint32_t   *sv = svb + buf * STRIDE;
 		K			k[ITEMS];
 		uint32_t	v[ITEMS];
 
@@ -709,8 +732,8 @@ gs_merge_pass_prefetch_kernel(const K *keys_in, K *keys_out,
 		__syncthreads();
 		if (t + gridDim.x < tiles)
 			gs_merge_tile_fetch<K, VALUES, THREADS, ITEMS>(gs_merge_tile_at(t + gridDim.x, TILE, n, run, splits),
-														   keys_in, vals_in, skb + (buf ^ 1) * TILE,
-														   svb + (buf ^ 1) * TILE);
+														   keys_in, vals_in, skb + (buf ^ 1) * STRIDE,
+														   svb + (buf ^ 1) * STRIDE);
 		gs_merge_tile_items<K, VALUES, PAIR, ITEMS>(sk, sv, g.na, g.total, tid * ITEMS, k, v);
 		gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, g.total, keys_out + g.out_begin,
 												  vals_out + g.out_begin, decode, codec);
@@ -732,14 +755,21 @@ template <typename K, bool VALUES, bool PAIR, typename S>
 static gs_status
 gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
 						bool encode, bool decode, gs_merge_split split, size_t *splits,
-						int max_passes, int prefetch_blocks, cudaStream_t stream, gs_error *err)
+						int max_passes, int prefetch_blocks, bool use_pdl, cudaStream_t stream, gs_error *err)
 {
 	const size_t tiles = (n + S::TILE - 1) / S::TILE;
 	const size_t pass_tiles = (n + S::PASS_TILE - 1) / S::PASS_TILE;
-	const size_t smem = (size_t) S::TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
-	const size_t pass_smem = (size_t) S::PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0));
+	const size_t smem = (size_t) S::TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0)) +
+		gs_merge_smem_pad<K, S::ITEMS>();
+	const size_t pass_smem = (size_t) S::PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0)) +
+		gs_merge_smem_pad<K, S::PASS_ITEMS>();
 	constexpr auto prefetch_kernel = gs_merge_pass_prefetch_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 																 S::PASS_MIN_BLOCKS>;
+	constexpr auto fused_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+													   S::PASS_MIN_BLOCKS, true>;
+	constexpr auto split_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+													   S::SPLIT_MIN_BLOCKS, false>;
+	const bool	pdl = use_pdl && gs_pdl_supported();
 	constexpr auto quad_kernel = gs_merge_quad_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 															S::PASS_MIN_BLOCKS>;
 	int			lanes;
@@ -770,11 +800,9 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 
 	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>>(smem)), err);
 	if (splits == NULL || split == GS_MERGE_SPLIT_QUAD)
-		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
-													 S::PASS_MIN_BLOCKS, true>>(pass_smem)), err);
+		GS_CUDA_CHECK((gs_smem_limit<fused_kernel>(pass_smem)), err);
 	else if (split != GS_MERGE_SPLIT_PREFETCH)
-		GS_CUDA_CHECK((gs_smem_limit<gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
-													 S::SPLIT_MIN_BLOCKS, false>>(pass_smem)), err);
+		GS_CUDA_CHECK((gs_smem_limit<split_kernel>(pass_smem)), err);
 	else if (passes > 0)
 	{
 		/* as many persistent blocks as fit at once (two tile buffers each), or fewer if asked */
@@ -792,63 +820,66 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 			prefetch_grid = (unsigned) prefetch_blocks;
 	}
 
+	/*
+	 * Programmatic launches for the block sort and the passes; the partition
+	 * kernels start as usual, so that their few blocks spread over idle SMs
+	 * (launched early, they land on the first SMs the previous pass frees:
+	 * argsort and float8 keys measured 1-1.6% slower at 10^8 keys,
+	 * bench/NOTES-comparison.md).
+	 */
 	cur = passes & 1;
-	gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>
-		<<<(unsigned) tiles, S::THREADS, smem, stream>>>
-		(keys[0], keys[cur], VALUES ? vals[0] : NULL, VALUES ? vals[cur] : NULL,
-		 n, codec, encode, decode && passes == 0);
-	GS_LAUNCH_CHECK("merge sort: block sort launch", err);
+	GS_LAUNCH_OK((gs_launch(pdl, gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>,
+							(unsigned) tiles, S::THREADS, smem, stream,
+							(const K *) keys[0], keys[cur], (const uint32_t *) (VALUES ? vals[0] : NULL),
+							VALUES ? vals[cur] : NULL, n, codec, (int) encode, (int) (decode && passes == 0))),
+				 "merge sort: block sort launch", err);
 
 	for (int p = 0; p < passes && (max_passes < 0 || p < max_passes); p++)
 	{
 		size_t		run = (size_t) S::TILE << p;
 		const K    *kin = keys[cur];
 		const uint32_t *vin = VALUES ? vals[cur] : NULL;
+		K		   *kout = keys[cur ^ 1];
+		uint32_t   *vout = VALUES ? vals[cur ^ 1] : NULL;
+		const int	last = decode && p == passes - 1;
 
 		if (p >= pair_passes)
 		{
 			/* a four-way pass after the pairwise one, if any: four runs of this length merge into one */
 			run = (size_t) S::TILE << (pair_passes + 2 * (p - pair_passes));
-			gs_merge_quad_partition_kernel<K, PAIR><<<partition_blocks, 256, 0, stream>>>
-				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
-			GS_LAUNCH_CHECK("merge sort: partition launch", err);
-			quad_kernel<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
-				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
-				 n, run, splits, codec, decode && p == passes - 1);
-			GS_LAUNCH_CHECK("merge sort: merge pass launch", err);
+			GS_LAUNCH_OK((gs_launch(false, gs_merge_quad_partition_kernel<K, PAIR>, partition_blocks, 256, 0,
+									stream, kin, vin, n, run, (int) S::PASS_TILE, pass_tiles, splits)),
+						 "merge sort: partition launch", err);
+			GS_LAUNCH_OK((gs_launch(pdl, quad_kernel, (unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream,
+									kin, kout, vin, vout, n, run, splits, codec, last)),
+						 "merge sort: merge pass launch", err);
 			cur ^= 1;
 			continue;
 		}
 		if (split == GS_MERGE_SPLIT_THREAD || split == GS_MERGE_SPLIT_PREFETCH)
-			gs_merge_partition_kernel<K, PAIR, 1><<<partition_blocks, 256, 0, stream>>>
-				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
+			GS_LAUNCH_OK((gs_launch(false, gs_merge_partition_kernel<K, PAIR, 1>, partition_blocks, 256, 0, stream,
+									kin, vin, n, run, (int) S::PASS_TILE, pass_tiles, splits)),
+						 "merge sort: partition launch", err);
 		else if (split == GS_MERGE_SPLIT_LANES8)
-			gs_merge_partition_kernel<K, PAIR, 8><<<partition_blocks, 256, 0, stream>>>
-				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
+			GS_LAUNCH_OK((gs_launch(false, gs_merge_partition_kernel<K, PAIR, 8>, partition_blocks, 256, 0, stream,
+									kin, vin, n, run, (int) S::PASS_TILE, pass_tiles, splits)),
+						 "merge sort: partition launch", err);
 		else if (split == GS_MERGE_SPLIT_WARP)
-			gs_merge_partition_kernel<K, PAIR, 32><<<partition_blocks, 256, 0, stream>>>
-				(kin, vin, n, run, S::PASS_TILE, pass_tiles, splits);
+			GS_LAUNCH_OK((gs_launch(false, gs_merge_partition_kernel<K, PAIR, 32>, partition_blocks, 256, 0, stream,
+									kin, vin, n, run, (int) S::PASS_TILE, pass_tiles, splits)),
+						 "merge sort: partition launch", err);
 		if (splits == NULL || split == GS_MERGE_SPLIT_QUAD)
-			gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS, S::PASS_MIN_BLOCKS, true>
-				<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
-				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
-				 n, run, NULL, codec, decode && p == passes - 1);
+			GS_LAUNCH_OK((gs_launch(pdl, fused_kernel, (unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream,
+									kin, kout, vin, vout, n, run, (const size_t *) NULL, codec, last)),
+						 "merge sort: merge pass launch", err);
 		else if (split == GS_MERGE_SPLIT_PREFETCH)
-		{
-			GS_LAUNCH_CHECK("merge sort: partition launch", err);
-			prefetch_kernel<<<prefetch_grid, S::PASS_THREADS, 2 * pass_smem, stream>>>
-				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
-				 n, run, splits, pass_tiles, codec, decode && p == passes - 1);
-		}
+			GS_LAUNCH_OK((gs_launch(pdl, prefetch_kernel, prefetch_grid, S::PASS_THREADS, 2 * pass_smem, stream,
+									kin, kout, vin, vout, n, run, splits, pass_tiles, codec, last)),
+						 "merge sort: merge pass launch", err);
 		else
-		{
-			GS_LAUNCH_CHECK("merge sort: partition launch", err);
-			gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS, S::SPLIT_MIN_BLOCKS, false>
-				<<<(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream>>>
-				(kin, keys[cur ^ 1], vin, VALUES ? vals[cur ^ 1] : NULL,
-				 n, run, splits, codec, decode && p == passes - 1);
-		}
-		GS_LAUNCH_CHECK("merge sort: merge pass launch", err);
+			GS_LAUNCH_OK((gs_launch(pdl, split_kernel, (unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream,
+									kin, kout, vin, vout, n, run, splits, codec, last)),
+						 "merge sort: merge pass launch", err);
 		cur ^= 1;
 	}
 	return GS_OK;
@@ -873,8 +904,8 @@ struct gs_merge_path_call
 	gs_status	run(void)
 	{
 		return gs_merge_path_run_shape<K, VALUES, PAIR, S>(keys, vals, n, codec, encode, decode, opt.split,
-														   splits, opt.max_passes, opt.prefetch_blocks, stream,
-														   err);
+														   splits, opt.max_passes, opt.prefetch_blocks, opt.pdl != 0,
+														   stream, err);
 	}
 };
 

@@ -55,7 +55,8 @@ const char *gs_merge_variant_name(gs_merge_variant v);
  * whenever the caller gives no temporary memory.
  *
  * shape: the block sort's (b, E) and the passes' (b, E) for 32-bit keys
- * without values (the other key widths and argsort always take shape 0).
+ * without values (the other key widths and argsort always take shape 0,
+ * the policy's); GS_MERGE_DEFAULT_SHAPE is the default.
  * gs_merge_shape_name() names them; see gs_merge_path_tuning.
  *
  * max_passes: stops after that many merge passes (-1: all); the result is
@@ -64,6 +65,12 @@ const char *gs_merge_variant_name(gs_merge_variant v);
  * prefetch_blocks: with PREFETCH, at most that many pass blocks (0: as many
  * as fit on the device), so that tests can make every block loop over
  * several tiles at small n.
+ *
+ * pdl: nonzero (the default) launches the block sort and the passes with
+ * programmatic dependent launch on devices of compute capability 9.0 and
+ * later, so that a pass's blocks are resident and waiting when the kernel
+ * before it ends, instead of the launch starting then.  Zero launches them
+ * as plain stream-ordered kernels.
  */
 typedef enum gs_merge_split
 {
@@ -78,6 +85,7 @@ typedef enum gs_merge_split
 } gs_merge_split;
 
 #define GS_NUM_MERGE_SHAPES 6
+#define GS_MERGE_DEFAULT_SHAPE 4
 #define GS_MERGE_AUTO_THREAD_MIN ((size_t) 40000000)
 
 typedef struct gs_merge_path_options
@@ -86,6 +94,7 @@ typedef struct gs_merge_path_options
 	int			shape;			/* 0 .. GS_NUM_MERGE_SHAPES - 1 */
 	int			max_passes;
 	int			prefetch_blocks;
+	int			pdl;
 } gs_merge_path_options;
 
 void		gs_merge_path_set_options(const gs_merge_path_options *o);

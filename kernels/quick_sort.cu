@@ -88,7 +88,8 @@ struct gs_quick_bs_policy
 	static constexpr int THREADS = NARROW ? GS_QUICK_BS_THREADS4 : 512;
 	static constexpr int ITEMS = NARROW ? GS_QUICK_BS_ITEMS4 : (sizeof(K) == 8 && PAIR ? 11 : 15);
 	static constexpr int TILE = THREADS * ITEMS;
-	static constexpr size_t SMEM = (size_t) TILE * (sizeof(K) + (PAIR ? sizeof(uint32_t) : 0));
+	static constexpr size_t SMEM = (size_t) TILE * (sizeof(K) + (PAIR ? sizeof(uint32_t) : 0)) +
+		gs_merge_smem_pad<K, ITEMS>();
 };
 
 /* A first-phase task: keys [begin, end) in buffer buf, partitioned around (pivot, pivot_pos). */

@@ -246,7 +246,11 @@ static const gs_dist some_dists[] = {
 };
 
 
-/* Every shape with every split, or those of a list "SHAPE/SPLIT,..." (e.g. "0/auto,4/prefetch"). */
+/*
+ * Every shape with every split and shape 0's fused and thread splits with
+ * plain launches, or those of a list "SHAPE/SPLIT[/nopdl],..." (e.g.
+ * "0/auto,4/prefetch").
+ */
 static std::vector<merge_variant>
 path_variants(const char *list)
 {
@@ -256,7 +260,10 @@ path_variants(const char *list)
 	{
 		for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
 			for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
-				v.push_back({sh, (gs_merge_split) sp});
+				v.push_back({sh, (gs_merge_split) sp, 0});
+		/* plain launches (the kernels are the same; what differs is how they follow each other) */
+		v.push_back({0, GS_MERGE_SPLIT_FUSED, 1});
+		v.push_back({0, GS_MERGE_SPLIT_THREAD, 1});
 		return v;
 	}
 	merge_variants_parse(list, v);
@@ -291,12 +298,10 @@ test_path_options(device_buffers *b, bool quick, bool race, const std::vector<me
 		const bool	prefetch = pv.split == GS_MERGE_SPLIT_PREFETCH;
 		char		label[96];
 
-		gs_merge_path_default_options(&o);
-		o.shape = sh;
-		o.split = pv.split;
+		merge_variant_options(pv, &o);
 		o.prefetch_blocks = prefetch && race ? 3 : 0;
 		gs_merge_path_set_options(&o);
-		snprintf(label, sizeof(label), "merge(path %d/%s)", sh, gs_merge_split_name(o.split));
+		snprintf(label, sizeof(label), "merge(path %s)", merge_variant_name(pv).c_str());
 		for (gs_dist d : {GS_DIST_UNIFORM, GS_DIST_FEW_DISTINCT})
 		{
 			if (race && d != GS_DIST_UNIFORM)
