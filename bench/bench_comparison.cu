@@ -20,8 +20,8 @@
  * bitonic / radix crossover and the data for the auto rule).  A summary of
  * the merge variants ends the output.  The variants are the library's
  * default and this round's candidates (merge_candidates below);
- * GS_BENCH_MERGE_VARIANTS="0/fused,1/warp,..." names others ("all": every
- * shape with every split; the first is then the reference and the one
+ * GS_BENCH_MERGE_VARIANTS="0/fused,1/warp,4/auto/nopdl,..." names others
+ * ("all": every shape with every split; the first is then the reference and the one
  * --profile uses).  --profile sorts once (after one untimed sort of
  * other data) for ncu's bank-conflict counters.
  */
@@ -388,7 +388,8 @@ section_merge(bool quick)
 	out("Variant = shape/split: shape 0..%d (block sort and pass b x E, 32-bit keys without values), split = "
 		"how a pass finds its tiles (fused: in the pass block; thread, lanes8, warp: a partition kernel, "
 		"1, 8 or 32 lanes per split; prefetch: thread's partition, then persistent pass blocks that copy "
-		"the next tile (cp.async) while merging this one; auto: fused below %.0e keys, thread from there).  "
+		"the next tile (cp.async) while merging this one; auto: fused below %.0e keys, thread from there); "
+		"/nopdl: the kernels launched plain, without programmatic dependent launch.  "
 		"The first row is the library's default.\n\n", GS_NUM_MERGE_SHAPES - 1, (double) GS_MERGE_AUTO_THREAD_MIN);
 	out("| variant |");
 	for (size_t n : sizes)
