@@ -71,15 +71,12 @@ gs_thread_sort(K (&k)[ITEMS], uint32_t (&v)[ITEMS])
 /*
  * The merge-path search: how many of the first diag outputs of merge(A, B)
  * come from A, by a binary search over an index of type I (int in shared
- * memory, size_t in global memory).
+ * memory, size_t in global memory), given that the answer lies in [lo, hi].
  */
 template <typename I, typename K, bool PAIR>
 static __device__ __forceinline__ I
-gs_merge_path_search(const K *ak, const uint32_t *av, I la, const K *bk, const uint32_t *bv, I lb, I diag)
+gs_merge_path_between(const K *ak, const uint32_t *av, const K *bk, const uint32_t *bv, I diag, I lo, I hi)
 {
-	I			lo = diag > lb ? diag - lb : 0;
-	I			hi = diag < la ? diag : la;
-
 	while (lo < hi)
 	{
 		I			mid = (lo + hi) >> 1;
@@ -91,6 +88,14 @@ gs_merge_path_search(const K *ak, const uint32_t *av, I la, const K *bk, const u
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The same over the whole of both runs (la and lb keys). */
+template <typename I, typename K, bool PAIR>
+static __device__ __forceinline__ I
+gs_merge_path_search(const K *ak, const uint32_t *av, I la, const K *bk, const uint32_t *bv, I lb, I diag)
+{
+	return gs_merge_path_between<I, K, PAIR>(ak, av, bk, bv, diag, diag > lb ? diag - lb : 0, diag < la ? diag : la);
 }
 
 /*

@@ -59,17 +59,7 @@ gs_quad_corank(const gs_quad_run<K> &a, const gs_quad_run<K> &b, size_t diag,
 		hi = c2;
 	if (c1 + (diag - i1) < hi)
 		hi = c1 + (diag - i1);
-	while (lo < hi)
-	{
-		size_t		mid = (lo + hi) >> 1;
-		size_t		j = diag - 1 - mid;
-
-		if (gs_le<K, PAIR>(a.k[mid], PAIR ? a.v[mid] : 0, b.k[j], PAIR ? b.v[j] : 0))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return gs_merge_path_between<size_t, K, PAIR>(a.k, a.v, b.k, b.v, diag, lo, hi);
 }
 
 /* Output i of merge(A, B) (i < |A| + |B|), of which c come from A. */
