@@ -9,8 +9,8 @@
  *   bench_comparison [--out FILE] [--quick] [--only SECTION[,SECTION...]]
  *   bench_comparison --profile ours|cub|bcf --input random|worst --n N
  *
- * Sections: merge (the merge-path sort under each of its variants, shape and
- * split of gs_merge_path_options, against cub::DeviceMergeSort; int4 uniform
+ * Sections: merge (the merge-path sort under each of its variants, shape,
+ * split and merge order of gs_merge_path_options, against cub::DeviceMergeSort; int4 uniform
  * 10^7 .. 10^8 per variant, with the block sort alone per shape, and the
  * bcf variant, thrust::sort with a comparator and our radix sort for
  * reference; float8 and int4 argsort per split), worst (each variant on the
@@ -20,7 +20,7 @@
  * bitonic / radix crossover and the data for the auto rule).  A summary of
  * the merge variants ends the output.  The variants are the library's
  * default and this round's candidates (merge_candidates below);
- * GS_BENCH_MERGE_VARIANTS="0/fused,1/warp,4/auto/nopdl,..." names others
+ * GS_BENCH_MERGE_VARIANTS="0/fused,1/warp,4/auto/nopdl,4/auto/rand,..." names others
  * ("all": every shape with every split; the first is then the reference and the one
  * --profile uses).  --profile sorts once (after one untimed sort of
  * other data) for ncu's bank-conflict counters.
@@ -225,15 +225,16 @@ runs_for(size_t n)
 
 
 /*
- * The candidates of the current round (bench/NOTES-comparison.md, "Round 5"),
+ * The candidates of the current round (bench/NOTES-comparison.md, "Round 6"),
  * run after the library's default when GS_BENCH_MERGE_VARIANTS is unset.
  */
-static const char *const merge_candidates = "4/auto/nopdl,4/fused,4/thread,0/auto,0/fused,0/thread";
+static const char *const merge_candidates = "4/auto/rand,4/auto/randp,0/auto,0/auto/rand";
 
 /*
  * The variants to compare: the library's default and the candidates above,
  * every shape with every split (GS_BENCH_MERGE_VARIANTS=all), or the list
- * in GS_BENCH_MERGE_VARIANTS ("SHAPE/SPLIT,...", e.g. "0/fused,1/warp").  The
+ * in GS_BENCH_MERGE_VARIANTS ("SHAPE/SPLIT[/nopdl][/rand|/randp],...", e.g.
+ * "0/fused,4/auto/rand").  The
  * first is the reference for the others.
  */
 static std::vector<merge_variant>
@@ -245,9 +246,9 @@ merge_variants(void)
 	gs_merge_path_options d;
 
 	gs_merge_path_default_options(&d);
-	v.push_back({d.shape, d.split, 0});
+	v.push_back({d.shape, d.split, 0, d.order});
 	if (env == NULL)
-		list = std::to_string(d.shape) + "/" + gs_merge_split_name(d.split) + "," + merge_candidates;
+		list = merge_variant_name(v[0]) + "," + merge_candidates;
 	else
 		list = env;
 	if (list == "all")
@@ -261,8 +262,15 @@ merge_variants(void)
 	v.clear();
 	merge_variants_parse(list, v);
 	if (v.empty())
-		v.push_back({d.shape, d.split, 0});
+		v.push_back({d.shape, d.split, 0, d.order});
 	return v;
+}
+
+/* The row of the block-sort-alone table a variant's block sort belongs to. */
+static int
+block_row(const merge_variant &v)
+{
+	return 2 * v.shape + (v.order == GS_MERGE_ORDER_RANDOM ? 1 : 0);
 }
 
 static std::string
@@ -324,7 +332,8 @@ section_merge(bool quick)
 				ams(nv, std::vector<double>(pair_sizes.size()));
 	std::vector<double> cub(sizes.size()), thr(sizes.size()), rad(sizes.size()), bcf(sizes.size()),
 				fcub(pair_sizes.size()), acub(pair_sizes.size());
-	std::vector<std::vector<double> > block_ms(GS_NUM_MERGE_SHAPES, std::vector<double>(sizes.size(), -1));
+	/* [shape * 2 + block sort in random order] */
+	std::vector<std::vector<double> > block_ms(2 * GS_NUM_MERGE_SHAPES, std::vector<double>(sizes.size(), -1));
 
 	summary.variants = vs;
 	summary.sizes = sizes;
@@ -354,10 +363,10 @@ section_merge(bool quick)
 				ms[v][si] = -ms[v][si];
 			}
 			summary.int4_ratio[v][si] = cub[si] / ms[v][si];
-			if (block_ms[vs[v].shape][si] < 0)
+			if (block_ms[block_row(vs[v])][si] < 0)
 			{
 				use_variant(vs[v], 0);
-				block_ms[vs[v].shape][si] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); },
+				block_ms[block_row(vs[v])][si] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); },
 													  n, 4, false, runs_for(n), &sel);
 			}
 		}
@@ -389,7 +398,8 @@ section_merge(bool quick)
 		"how a pass finds its tiles (fused: in the pass block; thread, lanes8, warp: a partition kernel, "
 		"1, 8 or 32 lanes per split; prefetch: thread's partition, then persistent pass blocks that copy "
 		"the next tile (cp.async) while merging this one; auto: fused below %.0e keys, thread from there); "
-		"/nopdl: the kernels launched plain, without programmatic dependent launch.  "
+		"/nopdl: the kernels launched plain, without programmatic dependent launch; /rand, /randp: the merge "
+		"order randomized in the block sort and the passes, or in the passes alone.  "
 		"The first row is the library's default.\n\n", GS_NUM_MERGE_SHAPES - 1, (double) GS_MERGE_AUTO_THREAD_MIN);
 	out("| variant |");
 	for (size_t n : sizes)
@@ -428,12 +438,12 @@ section_merge(bool quick)
 	for (size_t i = 0; i < sizes.size(); i++)
 		out(" --- |");
 	out("\n");
-	for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
-		if (block_ms[sh][0] >= 0)
+	for (int r = 0; r < 2 * GS_NUM_MERGE_SHAPES; r++)
+		if (block_ms[r][0] >= 0)
 		{
-			out("| %d (%s) |", sh, gs_merge_shape_name(sh));
+			out("| %d (%s)%s |", r / 2, gs_merge_shape_name(r / 2), r % 2 ? ", random order" : "");
 			for (size_t si = 0; si < sizes.size(); si++)
-				out(" %.3f |", block_ms[sh][si]);
+				out(" %.3f |", block_ms[r][si]);
 			out("\n");
 		}
 
@@ -462,7 +472,8 @@ section_merge(bool quick)
 
 				/* one run per split; the variants that differ only in shape share it */
 				for (size_t u = 0; u < v; u++)
-					if (vs[u].split == vs[v].split && vs[u].nopdl == vs[v].nopdl && same == v)
+					if (vs[u].split == vs[v].split && vs[u].nopdl == vs[v].nopdl && vs[u].order == vs[v].order &&
+						same == v)
 						same = u;
 				if (same != v)
 				{
@@ -502,10 +513,12 @@ section_merge(bool quick)
 		bool		seen = false;
 
 		for (size_t u = 0; u < v; u++)
-			seen |= vs[u].split == vs[v].split && vs[u].nopdl == vs[v].nopdl;
+			seen |= vs[u].split == vs[v].split && vs[u].nopdl == vs[v].nopdl && vs[u].order == vs[v].order;
 		if (seen)
 			continue;
-		out("| %s%s |", gs_merge_split_name(vs[v].split), vs[v].nopdl ? "/nopdl" : "");
+		out("| %s%s%s%s |", gs_merge_split_name(vs[v].split), vs[v].nopdl ? "/nopdl" : "",
+			vs[v].order != GS_MERGE_ORDER_FIXED ? "/" : "",
+			vs[v].order != GS_MERGE_ORDER_FIXED ? gs_merge_order_name(vs[v].order) : "");
 		for (size_t si = 0; si < pair_sizes.size(); si++)
 			out(" %.2f%s | %.3f |", pair_sizes[si] / fabs(fms[v][si]) / 1e6, fms[v][si] < 0 ? " UNSORTED" : "",
 				summary.float8_ratio[v][si]);

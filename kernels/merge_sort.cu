@@ -11,6 +11,8 @@
  * bank-conflict-free variant of seed 000 lives in merge_bcf.cuh.
  */
 #include <stdint.h>
+#include <atomic>
+#include <chrono>
 #include <cuda_pipeline.h>
 
 #include "merge_block.cuh"
@@ -151,7 +153,8 @@ gs_merge_with_width(gs_type type, bool values, int s, F &f)
 }
 
 static gs_merge_variant gs_merge_current_variant = GS_MERGE_PATH;
-static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_AUTO, GS_MERGE_DEFAULT_SHAPE, -1, 0, 1};
+static gs_merge_path_options gs_merge_path_current = {GS_MERGE_SPLIT_AUTO, GS_MERGE_DEFAULT_SHAPE, -1, 0, 1,
+	GS_MERGE_DEFAULT_ORDER, 0};
 
 extern "C" void
 gs_merge_set_variant(gs_merge_variant v)
@@ -180,6 +183,8 @@ gs_merge_path_default_options(gs_merge_path_options *o)
 	o->max_passes = -1;
 	o->prefetch_blocks = 0;
 	o->pdl = 1;
+	o->order = GS_MERGE_DEFAULT_ORDER;
+	o->seed = 0;
 }
 
 /*
@@ -205,7 +210,7 @@ extern "C" void
 gs_merge_path_set_options(const gs_merge_path_options *o)
 {
 	if ((unsigned) o->split < GS_NUM_MERGE_SPLITS && o->shape >= 0 && o->shape < GS_NUM_MERGE_SHAPES &&
-		o->prefetch_blocks >= 0)
+		o->prefetch_blocks >= 0 && (unsigned) o->order < GS_NUM_MERGE_ORDERS)
 		gs_merge_path_current = *o;
 }
 
@@ -234,6 +239,22 @@ gs_merge_split_name(gs_merge_split s)
 			return "quad";
 		case GS_MERGE_SPLIT_AUTO:
 			return "auto";
+		default:
+			return "unknown";
+	}
+}
+
+extern "C" const char *
+gs_merge_order_name(gs_merge_order o)
+{
+	switch (o)
+	{
+		case GS_MERGE_ORDER_FIXED:
+			return "fixed";
+		case GS_MERGE_ORDER_RANDOM:
+			return "rand";
+		case GS_MERGE_ORDER_RANDOM_PASSES:
+			return "randp";
 		default:
 			return "unknown";
 	}
@@ -310,6 +331,81 @@ gs_merge_path_pass_tuning(gs_type type, bool values, int *pass_threads, int *pas
 		*pass_items = f.pass_items;
 }
 
+/*
+ * Elements of a tile's key array in shared memory before its values start
+ * (the values array is as long): the tile and the merge's over-read into the
+ * values (gs_merge_smem_pad); with the merge order randomized
+ * (merge_block.cuh), the room before the tile, the tile, the right runs'
+ * shifts and the over-read after it.
+ */
+template <bool RAND, int THREADS, int ITEMS>
+static __host__ __device__ constexpr int
+gs_merge_sort_extent(void)
+{
+	/* a multiple of 8 elements, so that the values after 2-byte keys are aligned */
+	return RAND ? (gs_merge_front_pad<ITEMS>() + THREADS * ITEMS + gs_block_rand_room<THREADS, ITEMS>() + 7) / 8 * 8
+		: THREADS * ITEMS;
+}
+
+template <bool RAND, int THREADS, int ITEMS>
+static __host__ __device__ constexpr int
+gs_merge_pass_extent(void)
+{
+	return RAND ? (gs_merge_front_pad<ITEMS>() + THREADS * ITEMS + GS_MERGE_MAX_DELTA + ITEMS + 1 + 7) / 8 * 8
+		: THREADS * ITEMS;
+}
+
+/* Shared memory of a tile whose key array has extent elements (and the values as many, with VALUES). */
+template <typename K, bool VALUES, bool RAND, int ITEMS>
+static constexpr size_t
+gs_merge_tile_smem(int extent)
+{
+	return (size_t) extent * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0)) +
+		(RAND ? 0 : gs_merge_smem_pad<K, ITEMS>());
+}
+
+/*
+ * Resident blocks per SM the block sort asks the compiler for: the shape's,
+ * or for 32-bit keys alone in random order as many as the fixed order's
+ * kernel reaches unasked (32 registers, a full SM of threads), which the
+ * random order's extra live values would otherwise halve.
+ */
+template <typename K, bool VALUES, int THREADS, int MIN_BLOCKS, bool RAND>
+static constexpr int
+gs_merge_sort_min_blocks(void)
+{
+	return RAND && sizeof(K) == 4 && !VALUES && MIN_BLOCKS < 2048 / THREADS ? 2048 / THREADS : MIN_BLOCKS;
+}
+
+/*
+ * The randomized merge order's seed for one kernel launch: from a
+ * process-wide sequence started from the clock and the sequence's address,
+ * so that no input can know it; fixed when the options name one (tests).
+ */
+static std::atomic<uint64_t> gs_merge_seed_sequence{0};
+
+static uint32_t
+gs_merge_launch_seed(uint32_t fixed)
+{
+	uint64_t	x;
+
+	if (fixed != 0)
+		return fixed;
+	x = gs_merge_seed_sequence.fetch_add(0x9E3779B97F4A7C15ull, std::memory_order_relaxed);
+	if (x == 0)
+	{
+		/* first use: start the sequence somewhere no input can guess (a race here only repeats a start) */
+		x = (uint64_t) std::chrono::steady_clock::now().time_since_epoch().count() ^
+			(uint64_t) (uintptr_t) &gs_merge_seed_sequence;
+		gs_merge_seed_sequence.fetch_add(x | 1, std::memory_order_relaxed);
+	}
+	/* splitmix64's finaliser */
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	x ^= x >> 31;
+	return (uint32_t) x;
+}
+
 /* ------------------------------------------------------------------------
  * Agents
  * ------------------------------------------------------------------------ */
@@ -322,16 +418,17 @@ gs_merge_path_pass_tuning(gs_type type, bool values, int *pass_threads, int *pas
  * The last, partial tile is padded with the largest key; padding sorts after
  * real keys equal to it because the sort is stable and padding comes last.
  */
-template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS, bool RAND>
+__global__ void __launch_bounds__(THREADS, gs_merge_sort_min_blocks<K, VALUES, THREADS, MIN_BLOCKS, RAND>())
 gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 						   const uint32_t *vals_in, uint32_t *vals_out,
-						   size_t n, gs_key_codec codec, int encode, int decode)
+						   size_t n, gs_key_codec codec, int encode, int decode, uint32_t seed)
 {
 	constexpr int TILE = THREADS * ITEMS;
 	extern __shared__ __align__(16) unsigned char gs_smem[];
-	K		   *sk = (K *) gs_smem;
-	uint32_t   *sv = (uint32_t *) (sk + TILE);
+	K		   *sk = (K *) gs_smem + (RAND ? gs_merge_front_pad<ITEMS>() : 0);
+	uint32_t   *sv = (uint32_t *) ((K *) gs_smem + gs_merge_sort_extent<RAND, THREADS, ITEMS>()) +
+		(RAND ? gs_merge_front_pad<ITEMS>() : 0);
 	const size_t base = (size_t) blockIdx.x * TILE;
 	const int	count = (int) min((size_t) TILE, n - base);
 	const int	tid = threadIdx.x;
@@ -355,7 +452,10 @@ gs_merge_block_sort_kernel(const K *keys_in, K *keys_out,
 	}
 	__syncthreads();
 	gs_pdl_trigger();
-	gs_block_merge_sort<K, THREADS, ITEMS, VALUES, PAIR>(sk, sv, TILE);
+	if constexpr (RAND)
+		gs_block_merge_sort_rand<K, THREADS, ITEMS, VALUES, PAIR>(sk, sv, seed);
+	else
+		gs_block_merge_sort<K, THREADS, ITEMS, VALUES, PAIR>(sk, sv, TILE);
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
@@ -414,28 +514,35 @@ gs_merge_partition_kernel(const K *keys, const uint32_t *vals, size_t n, size_t 
 
 /*
  * The end of a pass tile: each thread's ITEMS merged keys (and values), in
- * order from tid * ITEMS, go through shared memory (sk, sv) so that the
- * block writes its total outputs to keys_out and vals_out coalesced,
- * decoded if decode.
+ * order from tid * ITEMS (or taken backwards, back), go through shared
+ * memory (sk, sv) so that the block writes its total outputs to keys_out
+ * and vals_out coalesced, decoded if decode.
  */
 template <typename K, bool VALUES, int THREADS, int ITEMS>
 static __device__ __forceinline__ void
 gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[ITEMS], int total,
-				K *keys_out, uint32_t *vals_out, bool decode, gs_key_codec codec)
+				K *keys_out, uint32_t *vals_out, bool decode, gs_key_codec codec, bool back = false)
 {
 	const int	tid = threadIdx.x;
 
 	__syncthreads();
 	if (tid * ITEMS < total)
 	{
+		/*
+		 * back: the thread took its keys backwards (gs_serial_merge_dir; only
+		 * a thread with ITEMS outputs does), so k[0] is its last output.  In
+		 * output order, each key picked by a select, so that every store of
+		 * the warp keeps the forward stride (ITEMS: no bank conflict, where
+		 * storing backwards measured 0.48 conflicts a store).
+		 */
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
 		{
 			if (tid * ITEMS + i < total)
 			{
-				sk[tid * ITEMS + i] = k[i];
+				sk[tid * ITEMS + i] = back ? k[ITEMS - 1 - i] : k[i];
 				if (VALUES)
-					sv[tid * ITEMS + i] = v[i];
+					sv[tid * ITEMS + i] = back ? v[ITEMS - 1 - i] : v[i];
 			}
 		}
 	}
@@ -471,7 +578,8 @@ gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[IT
 /*
  * The start of a pass tile: its total keys, the first na from the left run
  * at a0 and the rest from the right run at b0, into sk/sv (left piece
- * first), striped over the block.  SELECT: offsets within the tile are
+ * first, the right one gap elements after its end), striped over the
+ * block.  SELECT: offsets within the tile are
  * 32-bit and one select picks the source pointer (the right piece's is set
  * back by na); otherwise a 64-bit index per key, which measured faster for
  * keys alone at 32 registers (8 blocks per SM: the fused split), where the
@@ -480,7 +588,7 @@ gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[IT
 template <typename K, bool VALUES, int THREADS, int ITEMS, bool SELECT>
 static __device__ __forceinline__ void
 gs_load_pieces(const K *keys_in, const uint32_t *vals_in, size_t a0, size_t b0, int na, int total,
-			   K *sk, uint32_t *sv)
+			   K *sk, uint32_t *sv, int gap = 0)
 {
 	const int	tid = threadIdx.x;
 
@@ -499,9 +607,9 @@ gs_load_pieces(const K *keys_in, const uint32_t *vals_in, size_t a0, size_t b0, 
 
 			if (j < total)
 			{
-				sk[j] = (j < na ? ka : kb)[j];
+				(j < na ? sk : sk + gap)[j] = (j < na ? ka : kb)[j];
 				if (VALUES)
-					sv[j] = (j < na ? va : vb)[j];
+					(j < na ? sv : sv + gap)[j] = (j < na ? va : vb)[j];
 			}
 		}
 	}
@@ -515,10 +623,11 @@ gs_load_pieces(const K *keys_in, const uint32_t *vals_in, size_t a0, size_t b0, 
 			if (j < total)
 			{
 				size_t		src = j < na ? a0 + j : b0 + (j - na);
+				int			p = j < na ? j : j + gap;
 
-				sk[j] = keys_in[src];
+				sk[p] = keys_in[src];
 				if (VALUES)
-					sv[j] = vals_in[src];
+					sv[p] = vals_in[src];
 			}
 		}
 	}
@@ -562,21 +671,25 @@ gs_merge_tile_items(const K *sk, const uint32_t *sv, int na, int total, int d,
  * pair ends at the left run's end), or, when FUSED, are searched here by
  * warps 0 and 1 while the other warps wait.  The block then stages
  * both pieces contiguously in shared memory (the left piece first), each
- * thread merges ITEMS outputs, and the tile goes out coalesced.  Like every
+ * thread merges ITEMS outputs, and the tile goes out coalesced.  RAND:
+ * the merge order randomized under seed (merge_block.cuh): the right piece
+ * staged a random 0 .. 31 elements after the left one, each thread forwards
+ * or backwards.  Like every
  * kernel of this sort, it waits for the kernel before it (gs_pdl_wait)
  * before touching global memory, and lets the next one launch at once.
  */
-template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS, bool FUSED>
+template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS, bool FUSED, bool RAND>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 					 const uint32_t *vals_in, uint32_t *vals_out,
-					 size_t n, size_t run, const size_t *splits, gs_key_codec codec, int decode)
+					 size_t n, size_t run, const size_t *splits, gs_key_codec codec, int decode, uint32_t seed)
 {
 	constexpr int TILE = THREADS * ITEMS;
 	extern __shared__ __align__(16) unsigned char gs_smem[];
 	__shared__ size_t split_found[2];
-	K		   *sk = (K *) gs_smem;
-	uint32_t   *sv = (uint32_t *) (sk + TILE);
+	K		   *sk = (K *) gs_smem + (RAND ? gs_merge_front_pad<ITEMS>() : 0);
+	uint32_t   *sv = (uint32_t *) ((K *) gs_smem + gs_merge_pass_extent<RAND, THREADS, ITEMS>()) +
+		(RAND ? gs_merge_front_pad<ITEMS>() : 0);
 	const int	tid = threadIdx.x;
 	const size_t out_begin = (size_t) blockIdx.x * TILE;
 	const size_t pair_start = out_begin / (2 * run) * (2 * run);
@@ -617,12 +730,33 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 		split1 = split_found[1];
 	}
 	na = (int) (split1 - split0);
-	gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED>(keys_in, vals_in, pair_start + split0,
-																 a_end + (diag0 - split0), na, total, sk, sv);
-	__syncthreads();
-	gs_merge_tile_items<K, VALUES, PAIR, ITEMS>(sk, sv, na, total, tid * ITEMS, k, v);
-	gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, total, keys_out + out_begin, vals_out + out_begin,
-											  decode, codec);
+	if constexpr (RAND)
+	{
+		const uint32_t bits = gs_merge_rand_bits(seed, blockIdx.x, tid);
+		const int	delta = (int) (gs_merge_rand_bits(seed, blockIdx.x, THREADS) & GS_MERGE_MAX_DELTA);
+		const int	d = tid * ITEMS;
+		/* a thread with fewer than ITEMS outputs (the tile's last) goes forwards */
+		const bool	back = (bits & 1) && d + ITEMS <= total;
+
+		gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED>(keys_in, vals_in, pair_start + split0,
+																	 a_end + (diag0 - split0), na, total, sk, sv,
+																	 delta);
+		__syncthreads();
+		if (d < total)
+			gs_merge_dir_items<K, ITEMS, VALUES, PAIR>(sk, sv, 0, na, na + delta, total - na, d,
+													   min(d + ITEMS, total), back, k, v);
+		gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, total, keys_out + out_begin, vals_out + out_begin,
+												  decode, codec, back);
+	}
+	else
+	{
+		gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED>(keys_in, vals_in, pair_start + split0,
+																	 a_end + (diag0 - split0), na, total, sk, sv);
+		__syncthreads();
+		gs_merge_tile_items<K, VALUES, PAIR, ITEMS>(sk, sv, na, total, tid * ITEMS, k, v);
+		gs_store_merged<K, VALUES, THREADS, ITEMS>(sk, sv, k, v, total, keys_out + out_begin,
+												  vals_out + out_begin, decode, codec);
+	}
 }
 
 /* Where pass tile t of a pass lies: its pair, its split and its length. */
@@ -755,20 +889,35 @@ template <typename K, bool VALUES, bool PAIR, typename S>
 static gs_status
 gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec codec,
 						bool encode, bool decode, gs_merge_split split, size_t *splits,
-						int max_passes, int prefetch_blocks, bool use_pdl, cudaStream_t stream, gs_error *err)
+						int max_passes, int prefetch_blocks, bool use_pdl, gs_merge_order order, uint32_t seed,
+						cudaStream_t stream, gs_error *err)
 {
 	const size_t tiles = (n + S::TILE - 1) / S::TILE;
 	const size_t pass_tiles = (n + S::PASS_TILE - 1) / S::PASS_TILE;
-	const size_t smem = (size_t) S::TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0)) +
-		gs_merge_smem_pad<K, S::ITEMS>();
-	const size_t pass_smem = (size_t) S::PASS_TILE * (sizeof(K) + (VALUES ? sizeof(uint32_t) : 0)) +
-		gs_merge_smem_pad<K, S::PASS_ITEMS>();
+	const bool	rand_sort = order == GS_MERGE_ORDER_RANDOM;
+	const bool	rand_pass = order == GS_MERGE_ORDER_RANDOM || order == GS_MERGE_ORDER_RANDOM_PASSES;
+	const size_t smem = rand_sort
+		? gs_merge_tile_smem<K, VALUES, true, S::ITEMS>(gs_merge_sort_extent<true, S::THREADS, S::ITEMS>())
+		: gs_merge_tile_smem<K, VALUES, false, S::ITEMS>(S::TILE);
+	/* the prefetching and four-way passes keep the fixed order */
+	const size_t fixed_pass_smem = gs_merge_tile_smem<K, VALUES, false, S::PASS_ITEMS>(S::PASS_TILE);
+	const size_t pass_smem = rand_pass
+		? gs_merge_tile_smem<K, VALUES, true, S::PASS_ITEMS>(gs_merge_pass_extent<true, S::PASS_THREADS, S::PASS_ITEMS>())
+		: fixed_pass_smem;
 	constexpr auto prefetch_kernel = gs_merge_pass_prefetch_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 																 S::PASS_MIN_BLOCKS>;
+	constexpr auto sort_kernel = gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS,
+															false>;
+	constexpr auto rand_sort_kernel = gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS,
+																 S::MIN_BLOCKS, true>;
 	constexpr auto fused_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
-													   S::PASS_MIN_BLOCKS, true>;
+													   S::PASS_MIN_BLOCKS, true, false>;
 	constexpr auto split_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
-													   S::SPLIT_MIN_BLOCKS, false>;
+													   S::SPLIT_MIN_BLOCKS, false, false>;
+	constexpr auto rand_fused_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+															S::PASS_MIN_BLOCKS, true, true>;
+	constexpr auto rand_split_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
+															S::SPLIT_MIN_BLOCKS, false, true>;
 	const bool	pdl = use_pdl && gs_pdl_supported();
 	constexpr auto quad_kernel = gs_merge_quad_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 															S::PASS_MIN_BLOCKS>;
@@ -790,7 +939,7 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 		/* log2(tiles) pairwise levels: one fused pairwise pass if odd, then four-way passes */
 		pair_passes = passes & 1;
 		passes = pair_passes + passes / 2;
-		GS_CUDA_CHECK((gs_smem_limit<quad_kernel>(pass_smem)), err);
+		GS_CUDA_CHECK((gs_smem_limit<quad_kernel>(fixed_pass_smem)), err);
 	}
 	if (split == GS_MERGE_SPLIT_FUSED)
 		splits = NULL;
@@ -798,11 +947,18 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 		: split == GS_MERGE_SPLIT_LANES8 ? 8 : 1;
 	partition_blocks = (unsigned) ((pass_tiles * lanes + 255) / 256);
 
-	GS_CUDA_CHECK((gs_smem_limit<gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>>(smem)), err);
-	if (splits == NULL || split == GS_MERGE_SPLIT_QUAD)
-		GS_CUDA_CHECK((gs_smem_limit<fused_kernel>(pass_smem)), err);
+	if (rand_sort)
+		GS_CUDA_CHECK((gs_smem_limit<rand_sort_kernel>(smem)), err);
+	else
+		GS_CUDA_CHECK((gs_smem_limit<sort_kernel>(smem)), err);
+	if (split == GS_MERGE_SPLIT_QUAD)
+		GS_CUDA_CHECK((gs_smem_limit<fused_kernel>(fixed_pass_smem)), err);
+	else if (splits == NULL)
+		GS_CUDA_CHECK(rand_pass ? gs_smem_limit<rand_fused_kernel>(pass_smem) : gs_smem_limit<fused_kernel>(pass_smem),
+					  err);
 	else if (split != GS_MERGE_SPLIT_PREFETCH)
-		GS_CUDA_CHECK((gs_smem_limit<split_kernel>(pass_smem)), err);
+		GS_CUDA_CHECK(rand_pass ? gs_smem_limit<rand_split_kernel>(pass_smem) : gs_smem_limit<split_kernel>(pass_smem),
+					  err);
 	else if (passes > 0)
 	{
 		/* as many persistent blocks as fit at once (two tile buffers each), or fewer if asked */
@@ -810,11 +966,11 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 					sms = 0,
 					per_sm = 0;
 
-		GS_CUDA_CHECK((gs_smem_limit<prefetch_kernel>(2 * pass_smem)), err);
+		GS_CUDA_CHECK((gs_smem_limit<prefetch_kernel>(2 * fixed_pass_smem)), err);
 		GS_CUDA_CHECK(cudaGetDevice(&dev), err);
 		GS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
 		GS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, prefetch_kernel, S::PASS_THREADS,
-																	2 * pass_smem), err);
+																	2 * fixed_pass_smem), err);
 		prefetch_grid = (unsigned) min((size_t) (per_sm > 0 ? per_sm : 1) * (size_t) sms, pass_tiles);
 		if (prefetch_blocks > 0 && (unsigned) prefetch_blocks < prefetch_grid)
 			prefetch_grid = (unsigned) prefetch_blocks;
@@ -828,10 +984,10 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 	 * bench/NOTES-comparison.md).
 	 */
 	cur = passes & 1;
-	GS_LAUNCH_OK((gs_launch(pdl, gs_merge_block_sort_kernel<K, VALUES, PAIR, S::THREADS, S::ITEMS, S::MIN_BLOCKS>,
-							(unsigned) tiles, S::THREADS, smem, stream,
+	GS_LAUNCH_OK((gs_launch(pdl, rand_sort ? rand_sort_kernel : sort_kernel, (unsigned) tiles, S::THREADS, smem, stream,
 							(const K *) keys[0], keys[cur], (const uint32_t *) (VALUES ? vals[0] : NULL),
-							VALUES ? vals[cur] : NULL, n, codec, (int) encode, (int) (decode && passes == 0))),
+							VALUES ? vals[cur] : NULL, n, codec, (int) encode, (int) (decode && passes == 0),
+							rand_sort ? gs_merge_launch_seed(seed) : 0u)),
 				 "merge sort: block sort launch", err);
 
 	for (int p = 0; p < passes && (max_passes < 0 || p < max_passes); p++)
@@ -850,7 +1006,7 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 			GS_LAUNCH_OK((gs_launch(false, gs_merge_quad_partition_kernel<K, PAIR>, partition_blocks, 256, 0,
 									stream, kin, vin, n, run, (int) S::PASS_TILE, pass_tiles, splits)),
 						 "merge sort: partition launch", err);
-			GS_LAUNCH_OK((gs_launch(pdl, quad_kernel, (unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream,
+			GS_LAUNCH_OK((gs_launch(pdl, quad_kernel, (unsigned) pass_tiles, S::PASS_THREADS, fixed_pass_smem, stream,
 									kin, kout, vin, vout, n, run, splits, codec, last)),
 						 "merge sort: merge pass launch", err);
 			cur ^= 1;
@@ -868,18 +1024,26 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 			GS_LAUNCH_OK((gs_launch(false, gs_merge_partition_kernel<K, PAIR, 32>, partition_blocks, 256, 0, stream,
 									kin, vin, n, run, (int) S::PASS_TILE, pass_tiles, splits)),
 						 "merge sort: partition launch", err);
-		if (splits == NULL || split == GS_MERGE_SPLIT_QUAD)
-			GS_LAUNCH_OK((gs_launch(pdl, fused_kernel, (unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream,
-									kin, kout, vin, vout, n, run, (const size_t *) NULL, codec, last)),
+		if (split == GS_MERGE_SPLIT_QUAD)
+			GS_LAUNCH_OK((gs_launch(pdl, fused_kernel, (unsigned) pass_tiles, S::PASS_THREADS, fixed_pass_smem,
+									stream, kin, kout, vin, vout, n, run, (const size_t *) NULL, codec, last, 0u)),
 						 "merge sort: merge pass launch", err);
 		else if (split == GS_MERGE_SPLIT_PREFETCH)
-			GS_LAUNCH_OK((gs_launch(pdl, prefetch_kernel, prefetch_grid, S::PASS_THREADS, 2 * pass_smem, stream,
-									kin, kout, vin, vout, n, run, splits, pass_tiles, codec, last)),
+			GS_LAUNCH_OK((gs_launch(pdl, prefetch_kernel, prefetch_grid, S::PASS_THREADS, 2 * fixed_pass_smem,
+									stream, kin, kout, vin, vout, n, run, splits, pass_tiles, codec, last)),
 						 "merge sort: merge pass launch", err);
 		else
-			GS_LAUNCH_OK((gs_launch(pdl, split_kernel, (unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream,
-									kin, kout, vin, vout, n, run, splits, codec, last)),
+		{
+			/* fused when there are no splits to read */
+			const bool	fused = splits == NULL;
+
+			GS_LAUNCH_OK((gs_launch(pdl, fused ? (rand_pass ? rand_fused_kernel : fused_kernel)
+									: (rand_pass ? rand_split_kernel : split_kernel),
+									(unsigned) pass_tiles, S::PASS_THREADS, pass_smem, stream,
+									kin, kout, vin, vout, n, run, (const size_t *) splits, codec, last,
+									rand_pass ? gs_merge_launch_seed(seed) : 0u)),
 						 "merge sort: merge pass launch", err);
+		}
 		cur ^= 1;
 	}
 	return GS_OK;
@@ -905,7 +1069,7 @@ struct gs_merge_path_call
 	{
 		return gs_merge_path_run_shape<K, VALUES, PAIR, S>(keys, vals, n, codec, encode, decode, opt.split,
 														   splits, opt.max_passes, opt.prefetch_blocks, opt.pdl != 0,
-														   stream, err);
+														   opt.order, opt.seed, stream, err);
 	}
 };
 

@@ -71,7 +71,24 @@ const char *gs_merge_variant_name(gs_merge_variant v);
  * later, so that a pass's blocks are resident and waiting when the kernel
  * before it ends, instead of the launch starting then.  Zero launches them
  * as plain stream-ordered kernels.
+ *
+ * order: FIXED merges as seed 003 describes it (each thread forwards, the
+ * two runs of a tile side by side, two predicated loads a step).  RANDOM
+ * randomizes the merge order per kernel launch in the block sort's rounds
+ * and the passes (merge_block.cuh): each thread's direction, the gap before
+ * the right run, one load a step; so no input can make a warp's threads
+ * read one bank at every step (seed 003's worst case).  RANDOM_PASSES: in
+ * the passes only.  The prefetching and four-way splits keep the fixed
+ * order.  seed: nonzero fixes the launches' seed (tests); zero draws one
+ * per launch.
  */
+typedef enum gs_merge_order
+{
+	GS_MERGE_ORDER_FIXED = 0,
+	GS_MERGE_ORDER_RANDOM,
+	GS_MERGE_ORDER_RANDOM_PASSES,
+	GS_NUM_MERGE_ORDERS
+} gs_merge_order;
 typedef enum gs_merge_split
 {
 	GS_MERGE_SPLIT_FUSED = 0,
@@ -86,6 +103,7 @@ typedef enum gs_merge_split
 
 #define GS_NUM_MERGE_SHAPES 6
 #define GS_MERGE_DEFAULT_SHAPE 4
+#define GS_MERGE_DEFAULT_ORDER GS_MERGE_ORDER_FIXED
 #define GS_MERGE_AUTO_THREAD_MIN ((size_t) 40000000)
 
 typedef struct gs_merge_path_options
@@ -95,6 +113,8 @@ typedef struct gs_merge_path_options
 	int			max_passes;
 	int			prefetch_blocks;
 	int			pdl;
+	gs_merge_order order;
+	uint32_t	seed;
 } gs_merge_path_options;
 
 void		gs_merge_path_set_options(const gs_merge_path_options *o);
@@ -102,6 +122,7 @@ void		gs_merge_path_get_options(gs_merge_path_options *o);
 void		gs_merge_path_default_options(gs_merge_path_options *o);
 const char *gs_merge_split_name(gs_merge_split s);
 const char *gs_merge_shape_name(int shape);
+const char *gs_merge_order_name(gs_merge_order o);
 
 /*
  * Threads per block (b) and elements per thread (E) of the merge-path

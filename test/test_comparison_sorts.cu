@@ -247,9 +247,10 @@ static const gs_dist some_dists[] = {
 
 
 /*
- * Every shape with every split and shape 0's fused and thread splits with
- * plain launches, or those of a list "SHAPE/SPLIT[/nopdl],..." (e.g.
- * "0/auto,4/prefetch").
+ * Every shape with every split, shape 0's fused and thread splits with
+ * plain launches, and every shape's fused and thread splits under the
+ * randomized merge orders; or those of a list
+ * "SHAPE/SPLIT[/nopdl][/rand|/randp],..." (e.g. "0/auto,4/prefetch,4/thread/rand").
  */
 static std::vector<merge_variant>
 path_variants(const char *list)
@@ -264,6 +265,12 @@ path_variants(const char *list)
 		/* plain launches (the kernels are the same; what differs is how they follow each other) */
 		v.push_back({0, GS_MERGE_SPLIT_FUSED, 1});
 		v.push_back({0, GS_MERGE_SPLIT_THREAD, 1});
+		for (int sh = 0; sh < GS_NUM_MERGE_SHAPES; sh++)
+			for (gs_merge_order l : {GS_MERGE_ORDER_RANDOM, GS_MERGE_ORDER_RANDOM_PASSES})
+			{
+				v.push_back({sh, GS_MERGE_SPLIT_FUSED, 0, l});
+				v.push_back({sh, GS_MERGE_SPLIT_THREAD, 0, l});
+			}
 		return v;
 	}
 	merge_variants_parse(list, v);
@@ -280,7 +287,9 @@ path_variants(const char *list)
  * blocks loop over several tiles and reuse both buffers.  race: the least
  * that runs every kernel of a variant (for racecheck): 20001 keys (a pass
  * under every shape, two tiles per prefetching block), ascending only, no
- * int2 or few_distinct, the worst case at two tiles.
+ * int2 or few_distinct, the worst case at two tiles.  A randomized order
+ * runs under seeds drawn per launch, then again under three fixed seeds
+ * (named in the test's line), so that a failure can be replayed.
  * Restores the default options.
  */
 static void
@@ -346,6 +355,24 @@ test_path_options(device_buffers *b, bool quick, bool race, const std::vector<me
 			if (!tap_check(why.empty(), "%s int4 on its worst case (sort E = %d, b = %d, pass E = %d, b = %d), "
 						   "n = %zu", label, se, sb, pe, pb, n))
 				tap_note("%s", why.c_str());
+		}
+
+		/* fixed seeds, so that a failure can be replayed */
+		if (pv.order != GS_MERGE_ORDER_FIXED)
+		{
+			for (uint32_t seed : {1u, 12345u, 0xDEADBEEFu})
+			{
+				char		with[128];
+
+				o.seed = seed;
+				gs_merge_path_set_options(&o);
+				snprintf(with, sizeof(with), "%s, seed %u", label, seed);
+				matrix_cell(b, with, GS_ALGO_MERGE, GS_INT4, GS_DIST_UNIFORM, sizes, true, race);
+				if (!race)
+					matrix_cell(b, with, GS_ALGO_MERGE, GS_FLOAT8, GS_DIST_FEW_DISTINCT, sizes, true, false);
+			}
+			o.seed = 0;
+			gs_merge_path_set_options(&o);
 		}
 	}
 	gs_merge_path_default_options(&o);
