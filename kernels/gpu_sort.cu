@@ -11,21 +11,24 @@
 /*
  * What GS_ALGO_AUTO runs, from bench_comparison's every-algorithm table on
  * the H100 (2026-11-25, bench/results/comparison-h100-2026-11-25.md and
- * -b.md): the single-block bitonic sort for the smallest arrays (up to 512
- * keys, 256 for an argsort, 1024 for 64-bit keys; within 2 us of the radix
- * sort's single block there, which run to run is noise); the radix sort's
- * single-block sort up to its 8192 keys (9-17 us for int4 keys, where merge
- * takes 18-30); the merge sort where the radix sort's several launches cost
- * more than the merge passes (up to 2^15 keys, 2^16 for a 32-bit argsort:
- * 39.7 against 48.4 us there; 2^21 for 64-bit keys, whose radix sort makes
- * eight passes); the radix sort beyond.
+ * -b.md; the merge sort's range again on 2026-11-26 with its randomized
+ * order, bench/results/merge-h100-2026-11-26/run5/small.log): the
+ * single-block bitonic sort for the smallest arrays (up to 512 keys, 256 for
+ * an argsort, 1024 for 64-bit keys; within 2 us of the radix sort's single
+ * block there, which run to run is noise); the radix sort's single-block sort
+ * up to its 8192 keys (9-17 us for int4 keys, where merge takes 18-30); the
+ * merge sort where the radix sort's several launches cost more than the merge
+ * passes (up to 2^14 keys: 37.2 against 37.8 us there, 41.2 against 38.6 at
+ * 2^15; 2^15 for a 32-bit argsort: 39.4 against 44.4; 2^20 for 64-bit keys,
+ * whose radix sort makes eight passes: 125.0 against 127.6); the radix sort
+ * beyond.
  */
 static gs_algorithm
 gs_gpu_auto_algorithm(gs_type type, size_t n, bool argsort)
 {
 	size_t		w = gs_type_size(type);
 	size_t		bitonic_max = w == 8 ? 1024 : argsort ? 256 : 512;
-	size_t		merge_max = w == 8 ? ((size_t) 1 << 21) : ((size_t) 1 << (argsort ? 16 : 15));
+	size_t		merge_max = (size_t) 1 << (w == 8 ? 20 : argsort ? 15 : 14);
 
 	if (n <= bitonic_max)
 		return GS_ALGO_BITONIC;

@@ -459,17 +459,17 @@ gs_block_store_dir(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)
 
 /*
  * gs_block_merge_sort with the merge order randomized under seed in the
- * rounds whose runs span at least GS_MERGE_SHIFT_MIN_THREADS threads: each
- * thread's direction is drawn per round, and each right run is staged delta
- * elements after its left one (delta drawn per round for the block; the
- * pairs of a round move along by delta each).  The rounds before keep the
- * fixed order: a warp then merges four or more pairs whose runs start at
- * different banks, which seed 003's construction cannot line up (it gives
- * them random splits).  sk/sv hold the tile from 0 as in
+ * rounds whose runs span at least GS_MERGE_SHIFT_MIN_THREADS threads (a
+ * warp): each thread's direction is drawn per round, and each right run is
+ * staged delta elements after its left one (delta drawn per round for the
+ * block; the pairs of a round move along by delta each).  The rounds before
+ * keep the fixed order: there a warp merges two or more pairs whose runs
+ * start at different banks, which seed 003's construction cannot line up
+ * (it gives them random splits).  sk/sv hold the tile from 0 as in
  * gs_block_merge_sort, with gs_merge_front_pad() elements of shared memory
  * before them and gs_block_rand_room() after the tile.
  */
-#define GS_MERGE_SHIFT_MIN_THREADS 8
+#define GS_MERGE_SHIFT_MIN_THREADS 32
 
 template <int THREADS, int ITEMS>
 static __host__ __device__ constexpr int

@@ -579,13 +579,16 @@ gs_store_merged(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)[IT
  * The start of a pass tile: its total keys, the first na from the left run
  * at a0 and the rest from the right run at b0, into sk/sv (left piece
  * first, the right one gap elements after its end), striped over the
- * block.  SELECT: offsets within the tile are
+ * block.  FULL_PATH: a full tile skips the bound test per key (with the
+ * randomized order's gap that kept the pass kernel of 32-bit keys under its
+ * 40 registers, 0.90 -> 0.99 of CUB at 10^8 on the H100; for the fixed order,
+ * argsorts and 64-bit keys it measured slower).  SELECT: offsets within the tile are
  * 32-bit and one select picks the source pointer (the right piece's is set
  * back by na); otherwise a 64-bit index per key, which measured faster for
  * keys alone at 32 registers (8 blocks per SM: the fused split), where the
  * two pointers cost registers.
  */
-template <typename K, bool VALUES, int THREADS, int ITEMS, bool SELECT>
+template <typename K, bool VALUES, int THREADS, int ITEMS, bool SELECT, bool FULL_PATH = false>
 static __device__ __forceinline__ void
 gs_load_pieces(const K *keys_in, const uint32_t *vals_in, size_t a0, size_t b0, int na, int total,
 			   K *sk, uint32_t *sv, int gap = 0)
@@ -600,6 +603,19 @@ gs_load_pieces(const K *keys_in, const uint32_t *vals_in, size_t a0, size_t b0, 
 		const uint32_t *va = VALUES ? vals_in + a0 : NULL;
 		const uint32_t *vb = VALUES ? vals_in + (b0 - (size_t) na) : NULL;
 
+		if (FULL_PATH && total == THREADS * ITEMS)
+		{
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				int			j = tid + i * THREADS;
+
+				(j < na ? sk : sk + gap)[j] = (j < na ? ka : kb)[j];
+				if (VALUES)
+					(j < na ? sv : sv + gap)[j] = (j < na ? va : vb)[j];
+			}
+			return;
+		}
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
 		{
@@ -732,16 +748,15 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 	na = (int) (split1 - split0);
 	if constexpr (RAND)
 	{
-		const uint32_t bits = gs_merge_rand_bits(seed, blockIdx.x, tid);
 		const int	delta = (int) (gs_merge_rand_bits(seed, blockIdx.x, THREADS) & GS_MERGE_MAX_DELTA);
 		const int	d = tid * ITEMS;
-		/* a thread with fewer than ITEMS outputs (the tile's last) goes forwards */
-		const bool	back = (bits & 1) && d + ITEMS <= total;
+		bool		back;
 
-		gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED>(keys_in, vals_in, pair_start + split0,
-																	 a_end + (diag0 - split0), na, total, sk, sv,
-																	 delta);
+		gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED, !VALUES && sizeof(K) == 4>(
+			keys_in, vals_in, pair_start + split0, a_end + (diag0 - split0), na, total, sk, sv, delta);
 		__syncthreads();
+		/* drawn after the staging, which is short of registers; the tile's last thread (fewer than ITEMS outputs) goes forwards */
+		back = (gs_merge_rand_bits(seed, blockIdx.x, tid) & 1) && d + ITEMS <= total;
 		if (d < total)
 			gs_merge_dir_items<K, ITEMS, VALUES, PAIR>(sk, sv, 0, na, na + delta, total - na, d,
 													   min(d + ITEMS, total), back, k, v);
@@ -914,10 +929,16 @@ gs_merge_path_run_shape(K *keys[2], uint32_t *vals[2], size_t n, gs_key_codec co
 													   S::PASS_MIN_BLOCKS, true, false>;
 	constexpr auto split_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 													   S::SPLIT_MIN_BLOCKS, false, false>;
+	/*
+	 * The randomized passes keep more live values than 32 registers hold
+	 * (28-36 bytes of spills at 8 blocks per SM): at most 6 blocks per SM,
+	 * 40 registers (H100, of CUB: int4 keys at 10^7 0.95 -> 0.99, the int4
+	 * argsort at 10^8 0.71 -> 0.97).
+	 */
 	constexpr auto rand_fused_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
-															S::PASS_MIN_BLOCKS, true, true>;
+															(S::PASS_MIN_BLOCKS > 6 ? 6 : S::PASS_MIN_BLOCKS), true, true>;
 	constexpr auto rand_split_kernel = gs_merge_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
-															S::SPLIT_MIN_BLOCKS, false, true>;
+															(S::SPLIT_MIN_BLOCKS > 6 ? 6 : S::SPLIT_MIN_BLOCKS), false, true>;
 	const bool	pdl = use_pdl && gs_pdl_supported();
 	constexpr auto quad_kernel = gs_merge_quad_pass_kernel<K, VALUES, PAIR, S::PASS_THREADS, S::PASS_ITEMS,
 															S::PASS_MIN_BLOCKS>;

@@ -80,9 +80,10 @@ const char *gs_merge_variant_name(gs_merge_variant v);
  * read one bank at every step (seed 003's worst case).  RANDOM_PASSES: in
  * the passes only.  The prefetching and four-way splits keep the fixed
  * order.  seed: nonzero fixes the launches' seed (tests); zero draws one
- * per launch.  FIXED is the default (GS_MERGE_DEFAULT_ORDER): on the H100,
- * int4, of CUB at 10^7 / 10^8 it is 1.19 / 1.04 and +25% on its own worst
- * case, RANDOM 0.95 / 0.90 and +1% (bench/NOTES-comparison.md, round 6).
+ * per launch.  RANDOM is the default (GS_MERGE_DEFAULT_ORDER): on the
+ * H100, int4, of CUB at 10^7 / 10^8 it is 1.00 / 1.00 and +3% on its own
+ * worst case, FIXED 1.18 / 1.04 and +25% (bench/NOTES-comparison.md,
+ * round 6).
  */
 typedef enum gs_merge_order
 {
@@ -105,7 +106,7 @@ typedef enum gs_merge_split
 
 #define GS_NUM_MERGE_SHAPES 6
 #define GS_MERGE_DEFAULT_SHAPE 4
-#define GS_MERGE_DEFAULT_ORDER GS_MERGE_ORDER_FIXED
+#define GS_MERGE_DEFAULT_ORDER GS_MERGE_ORDER_RANDOM
 #define GS_MERGE_AUTO_THREAD_MIN ((size_t) 40000000)
 
 typedef struct gs_merge_path_options
