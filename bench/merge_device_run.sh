@@ -104,7 +104,7 @@ finish() {
 
 if [ "$mode" = short ]; then
 	# the variants the bench runs: the default and the candidates, as bench_comparison lists them
-	variants=${GS_BENCH_MERGE_VARIANTS:-0/auto,0/fused,0/thread,4/fused,4/thread,0/quad}
+	variants=${GS_BENCH_MERGE_VARIANTS:-4/auto/rand,4/fused/rand,4/thread/rand,4/auto,0/auto/rand,0/quad}
 	step test-gpu-merge-quick tests.log 30 test/bin/test_gpu_sort --algorithm merge --quick
 	step test-comparison-quick tests.log 30 test/bin/test_comparison_sorts --quick
 	step memcheck-path-options sanitizers.log 30 \
