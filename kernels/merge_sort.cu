@@ -394,7 +394,11 @@ gs_merge_launch_seed(uint32_t fixed)
 	x = gs_merge_seed_sequence.fetch_add(0x9E3779B97F4A7C15ull, std::memory_order_relaxed);
 	if (x == 0)
 	{
-		/* first use: start the sequence somewhere no input can guess (a race here only repeats a start) */
+		/*
+		 * first use: start the sequence somewhere no input can guess (a call
+		 * racing this one may take a draw before the clock joins the
+		 * sequence: a known seed for one launch, never a wrong sort)
+		 */
 		x = (uint64_t) std::chrono::steady_clock::now().time_since_epoch().count() ^
 			(uint64_t) (uintptr_t) &gs_merge_seed_sequence;
 		gs_merge_seed_sequence.fetch_add(x | 1, std::memory_order_relaxed);
