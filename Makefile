@@ -5,6 +5,9 @@
 #   make install          install into the PostgreSQL that $(PG_CONFIG) names
 #   make installcheck     pg_regress against a running server
 #   make check-kernels    C tests of kernels/ (no PostgreSQL needed)
+#   make INJECTION_POINTS=1   a test build: compiles in the fault injection of
+#                         kernels/ and the server's injection points (scripts/test.sh
+#                         and scripts/gpu-host.sh build this way; releases do not)
 #
 # CUDA_HOME, NVCC and CUDA_ARCH select the toolkit and the GPUs to build for.
 
@@ -55,7 +58,14 @@ CUDA_LIBS = -lpthread
 endif
 KERNEL_LIB = kernels/libgpusort.a
 
-PG_CPPFLAGS = -Ikernels
+# Fault injection is for tests only, as PostgreSQL's USE_INJECTION_POINTS is:
+# without INJECTION_POINTS=1 none of it is compiled.
+INJECTION_POINTS ?= 0
+ifeq ($(INJECTION_POINTS),1)
+INJECTION_DEFS = -DGS_INJECTION_POINTS
+endif
+
+PG_CPPFLAGS = -Ikernels $(INJECTION_DEFS)
 SHLIB_LINK = $(KERNEL_LIB) $(CUDA_LIBS) -lm
 EXTRA_CLEAN = $(KERNEL_LIB) kernels/*.o kernels/.build-flags src/.pg-build test/bin bench/bin
 
@@ -66,19 +76,19 @@ override with_llvm = no
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-KERNEL_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -fPIC -Ikernels
+KERNEL_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -fPIC -Ikernels $(INJECTION_DEFS)
 
-kernels/%.o: kernels/%.c kernels/gpusort.h kernels/internal.h kernels/keys.h
+kernels/%.o: kernels/%.c kernels/gpusort.h kernels/internal.h kernels/keys.h kernels/.build-flags
 	$(CC) $(KERNEL_CFLAGS) -c -o $@ $<
 
-kernels/%.o: kernels/%.cu kernels/gpusort.h kernels/internal.h kernels/keys.h $(wildcard kernels/*.cuh)
-	$(NVCC) $(NVCCFLAGS) -Ikernels -c -o $@ $<
+kernels/%.o: kernels/%.cu kernels/gpusort.h kernels/internal.h kernels/keys.h $(wildcard kernels/*.cuh) kernels/.build-flags
+	$(NVCC) $(NVCCFLAGS) $(INJECTION_DEFS) -Ikernels -c -o $@ $<
 
 # The library remembers how it was built: switching CUDA=0/1 (or the GPU
 # architectures) rebuilds it and relinks the module instead of keeping a
 # library of the other kind.
 BUILD_FLAGS = kernels/.build-flags
-BUILD_FLAGS_NOW = CUDA=$(CUDA) CUDA_ARCH=$(CUDA_ARCH)
+BUILD_FLAGS_NOW = CUDA=$(CUDA) CUDA_ARCH=$(CUDA_ARCH) INJECTION_POINTS=$(INJECTION_POINTS)
 $(shell echo '$(BUILD_FLAGS_NOW)' | cmp -s - $(BUILD_FLAGS) 2>/dev/null || echo '$(BUILD_FLAGS_NOW)' > $(BUILD_FLAGS))
 
 $(KERNEL_LIB): $(KERNEL_OBJS) $(BUILD_FLAGS)
@@ -91,7 +101,7 @@ $(shlib): $(KERNEL_LIB)
 # another pg_config (make PG_CONFIG=...) recompiles them instead of linking
 # objects built against other server headers.
 PG_BUILD_FLAGS = src/.pg-build
-PG_BUILD_NOW = $(VERSION) $(includedir_server)
+PG_BUILD_NOW = $(VERSION) $(includedir_server) INJECTION_POINTS=$(INJECTION_POINTS)
 $(shell echo '$(PG_BUILD_NOW)' | cmp -s - $(PG_BUILD_FLAGS) 2>/dev/null || echo '$(PG_BUILD_NOW)' > $(PG_BUILD_FLAGS))
 $(OBJS): $(PG_BUILD_FLAGS) $(wildcard src/*.h) kernels/gpusort.h
 
@@ -123,11 +133,11 @@ test/bin/% bench/bin/%: CFLAGS_PROG = -O2 -g -std=gnu11 -Wall -Wextra -Ikernels
 
 test/bin/%: test/%.c $(KERNEL_LIB) $(wildcard test/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_PROG) -Itest -o $@ $< $(KERNEL_LIB) $(CUDA_LIBS) -lm
+	$(CC) $(CFLAGS_PROG) $(INJECTION_DEFS) -Itest -o $@ $< $(KERNEL_LIB) $(CUDA_LIBS) -lm
 
 test/bin/%: test/%.cu $(KERNEL_LIB) $(wildcard test/*.h)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Ikernels -Itest -o $@ $< $(KERNEL_LIB) -lm
+	$(NVCC) $(NVCCFLAGS) $(INJECTION_DEFS) -Ikernels -Itest -o $@ $< $(KERNEL_LIB) -lm
 
 bench/bin/%: bench/%.c $(KERNEL_LIB)
 	@mkdir -p $(dir $@)

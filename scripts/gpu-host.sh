@@ -49,6 +49,8 @@ if ! command -v pg_config >/dev/null 2>&1 && [ -f "$root/.pgbundle/activate.sh" 
 	source "$root/.pgbundle/activate.sh"
 fi
 export GS_PREBUILT=$prebuilt
+# the test build, as scripts/test.sh makes it (fault injection compiled in)
+export INJECTION_POINTS=${INJECTION_POINTS:-1}
 
 summary() { echo "$*" | tee -a "$dir/summary.txt"; }
 wanted() { [[ ",$only," == *",$1,"* ]]; }

@@ -23,6 +23,10 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$GS_ROOT"
 
+# the test build: fault injection and the server's injection points compiled in
+# (see the Makefile); `make` reads it from the environment
+export INJECTION_POINTS=${INJECTION_POINTS:-1}
+
 pgs=${GS_PG:-}
 if [ "${1:-}" = --pg ]; then
 	pgs=${2:?--pg needs a list, e.g. 15,18}
