@@ -378,6 +378,15 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		return;
 
 	/*
+	 * Above a set operation (UNION ... ORDER BY) the planner sets neither the
+	 * ordered target nor root->limit_tuples, and the set operation's output
+	 * columns are Vars of no range table entry, which this node's scan tlist
+	 * cannot show: Sort keeps that case.
+	 */
+	if (root->parse->setOperations != NULL || target == NULL)
+		return;
+
+	/*
 	 * A small LIMIT (with OFFSET) is PostgreSQL's bounded heap sort's case: it
 	 * keeps k rows, where this node would sort them all.
 	 */
@@ -1163,10 +1172,12 @@ rescan_sort(CustomScanState *node)
 	ExecClearTuple(state->out_slot);
 
 	/*
-	 * The sorted rows stay unless the child's parameters changed; a tuplesort
-	 * can rewind only when it was begun for random access.
+	 * As Sort does: the sorted rows stay only when the node was begun for
+	 * rewinding (random access) and the child's parameters did not change.
+	 * Otherwise the child is read again, since its rows may differ from one
+	 * scan to the next (nextval(), random()) even without a parameter.
 	 */
-	if (child->chgParam != NULL || (state->tuplesort && !state->random_access))
+	if (child->chgParam != NULL || !state->random_access)
 	{
 		reset_sort(state);
 		if (child->chgParam == NULL)
