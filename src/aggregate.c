@@ -16,9 +16,12 @@
 #include "postgres.h"
 
 #include "access/tupmacs.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "gpusort_pg.h"
@@ -58,22 +61,35 @@ new_state(MemoryContext aggcontext, Oid elemtype, bool descending)
 	return state;
 }
 
-/* Makes room for at least extra more values; the buffer lives in the state's context. */
+/* The most values of typlen bytes one buffer may hold (MaxAllocHugeSize bytes). */
+static int64
+max_values(int16 typlen)
+{
+	return (int64) (MaxAllocHugeSize / (Size) typlen);
+}
+
+/*
+ * Makes room for at least extra more values, doubling the buffer (or more,
+ * where that is not enough) up to max_values; the buffer lives in the
+ * state's context.
+ */
 static void
 reserve(SortAggState *state, int64 extra)
 {
-	int64		needed = state->nvalues + extra;
+	int64		limit = max_values(state->typlen);
 	int64		capacity;
 
-	if (needed <= state->capacity)
+	Assert(extra >= 0 && state->nvalues <= limit);
+	if (extra <= state->capacity - state->nvalues)
 		return;
-	capacity = Max(state->capacity, AGG_INITIAL_CAPACITY);
-	while (capacity < needed)
-		capacity *= 2;
-	if ((uint64) capacity * state->typlen > MaxAllocHugeSize)
+	if (extra > limit - state->nvalues)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpu_sort_agg cannot hold %lld values", (long long) needed)));
+				 errmsg("gpu_sort_agg cannot hold more than %lld values of %s",
+						(long long) limit, format_type_be(state->elemtype))));
+	capacity = Max(state->capacity, AGG_INITIAL_CAPACITY);
+	capacity = capacity > limit / 2 ? limit : capacity * 2;
+	capacity = Max(capacity, state->nvalues + extra);
 
 	/*
 	 * A new buffer and a copy rather than repalloc: gpusort_alloc_large maps
@@ -194,13 +210,34 @@ gpusort_agg_sorted(SortAggState *state)
 }
 
 Datum
-gpusort_agg_datum(const SortAggState *state, const char *values, int64 i)
+gpusort_agg_datum(const SortAggState *state, const char *p)
 {
-	const char *p = values + i * state->typlen;
-
 	if (state->typbyval)
 		return fetch_att(p, true, state->typlen);
 	return datumCopy(PointerGetDatum(p), false, state->typlen);
+}
+
+void
+gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state)
+{
+	Oid		   *expected = (Oid *) fcinfo->flinfo->fn_extra;
+
+	/* looked up once per query rather than per group */
+	if (expected == NULL)
+	{
+		Oid			rettype = get_fn_expr_rettype(fcinfo->flinfo);
+		Oid			elemtype = get_element_type(rettype);
+
+		expected = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(Oid));
+		*expected = OidIsValid(elemtype) ? elemtype : rettype;
+		fcinfo->flinfo->fn_extra = expected;
+	}
+	if (state->elemtype != *expected)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("aggregate state holds values of type %s where %s is expected",
+						format_type_be(state->elemtype), format_type_be(*expected)),
+				 errdetail("A partial state of another aggregate was passed to this one.")));
 }
 
 /*
@@ -245,6 +282,30 @@ gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Errors unless state2 can be appended to state1: values of the same type,
+ * and a row count (values and NULLs) that does not overflow.
+ */
+static void
+check_combinable(const SortAggState *state1, const SortAggState *state2)
+{
+	int64		nvalues;
+	int64		nnulls;
+	int64		nrows;
+
+	if (state1->elemtype != state2->elemtype)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("partial states of one aggregate hold values of types %s and %s",
+						format_type_be(state1->elemtype), format_type_be(state2->elemtype))));
+	if (pg_add_s64_overflow(state1->nvalues, state2->nvalues, &nvalues) ||
+		pg_add_s64_overflow(state1->nnulls, state2->nnulls, &nnulls) ||
+		pg_add_s64_overflow(nvalues, nnulls, &nrows))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpu_sort_agg cannot count more than %lld rows", (long long) PG_INT64_MAX)));
+}
+
+/*
  * gpu_sort_agg_combine(internal, internal) -> internal: appends the second
  * state to the first (order does not matter before the sort, except that ties
  * may come out in either partial state's order, which no one can tell apart).
@@ -268,6 +329,7 @@ gpu_sort_agg_combine(PG_FUNCTION_ARGS)
 		state1 = new_state(aggcontext, state2->elemtype, state2->descending);
 	else
 		check_same_direction(state1, state2->descending, "the aggregate");
+	check_combinable(state1, state2);
 	if (state2->param != NULL)
 		gpusort_agg_param(state1, state2->param, state2->param_len,
 						  "the aggregate", "the constant argument");
@@ -324,6 +386,53 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(result);
 }
 
+/* The error for a malformed partial state; the arguments are errdetail's. */
+#define invalid_state(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION), \
+			 errmsg("invalid gpu_sort_agg partial state"), \
+			 errdetail(__VA_ARGS__)))
+
+/*
+ * The header of a serialized state of datalen bytes, checked against that
+ * length with divisions (never a product or sum that could wrap) and for
+ * counts the state can hold; the element type is checked by new_state.
+ */
+static SortAggSerialHeader
+read_header(const char *data, Size datalen)
+{
+	SortAggSerialHeader header;
+	Size		rest;
+	int16		typlen;
+
+	if (datalen < sizeof(header))
+		invalid_state("The state has %zu bytes, fewer than its %zu-byte header.", datalen, sizeof(header));
+	memcpy(&header, data, sizeof(header));
+	rest = datalen - sizeof(header);
+
+	if (header.descending != 0 && header.descending != 1)
+		invalid_state("Its descending flag is %d.", header.descending);
+	typlen = get_typlen(header.elemtype);
+	if (typlen == 0)
+		invalid_state("Its element type %u does not exist.", header.elemtype);
+	if (header.nvalues < 0 || header.nnulls < 0)
+		invalid_state("It counts %lld values and %lld NULLs.",
+					  (long long) header.nvalues, (long long) header.nnulls);
+	if (header.param_len < -1 || (Size) Max(header.param_len, 0) > rest)
+		invalid_state("Its constant argument of %d bytes does not fit in its %zu bytes after the header.",
+					  header.param_len, rest);
+	rest -= Max(header.param_len, 0);
+
+	/* a type gpusort does not sort is the error of new_state */
+	if (typlen > 0 && (rest % typlen != 0 || rest / typlen != (uint64) header.nvalues))
+		invalid_state("It has %zu bytes of values for %lld values of %d bytes.",
+					  rest, (long long) header.nvalues, typlen);
+	if (header.nnulls > PG_INT64_MAX - header.nvalues)
+		invalid_state("Its %lld values and %lld NULLs overflow a count.",
+					  (long long) header.nvalues, (long long) header.nnulls);
+	return header;
+}
+
 /*
  * gpu_sort_agg_deserialize(bytea, internal) -> internal
  */
@@ -332,26 +441,17 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_deserialize");
 	bytea	   *serial = PG_GETARG_BYTEA_PP(0);
-	SortAggSerialHeader header;
-	SortAggState *state;
-	Size		datalen = VARSIZE_ANY_EXHDR(serial);
-	int32		param_len;
-
-	if (datalen < sizeof(header))
-		elog(ERROR, "invalid gpu_sort_agg state");
-	memcpy(&header, VARDATA_ANY(serial), sizeof(header));
-	state = new_state(aggcontext, header.elemtype, header.descending != 0);
-	param_len = Max(header.param_len, 0);
-	if (header.nvalues < 0 || header.nnulls < 0 || header.param_len < -1 ||
-		datalen != sizeof(header) + param_len + (uint64) header.nvalues * state->typlen)
-		elog(ERROR, "invalid gpu_sort_agg state");
+	const char *data = VARDATA_ANY(serial);
+	SortAggSerialHeader header = read_header(data, VARSIZE_ANY_EXHDR(serial));
+	SortAggState *state = new_state(aggcontext, header.elemtype, header.descending != 0);
+	int32		param_len = Max(header.param_len, 0);
 
 	if (header.param_len >= 0)
-		gpusort_agg_param(state, VARDATA_ANY(serial) + sizeof(header), header.param_len,
+		gpusort_agg_param(state, data + sizeof(header), header.param_len,
 						  "the aggregate", "the constant argument");
 	reserve(state, header.nvalues);
 	if (header.nvalues > 0)
-		gpusort_copy_large(state->values, VARDATA_ANY(serial) + sizeof(header) + param_len,
+		gpusort_copy_large(state->values, data + sizeof(header) + param_len,
 						   (Size) header.nvalues * state->typlen);
 	state->nvalues = header.nvalues;
 	state->nnulls = header.nnulls;
@@ -376,6 +476,7 @@ gpu_sort_agg_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();		/* no rows, as array_agg */
 	state = (SortAggState *) PG_GETARG_POINTER(0);
+	gpusort_agg_check_type(fcinfo, state);
 
 	/* array_agg's NULL placement: last ascending, first descending */
 	result = gpusort_new_array(state->elemtype, state->typlen, state->nvalues,

@@ -23,7 +23,7 @@ typedef struct SortAggState
 	bool		descending;
 	bool		sorted;			/* values are in ascending order */
 	int64		nvalues;		/* non-NULL values in values */
-	int64		nnulls;
+	int64		nnulls;			/* nvalues + nnulls never overflows */
 	int64		capacity;		/* values has room for this many */
 	char	   *values;
 	char	   *param;			/* the constant argument, MAXALIGNed bytes, or NULL */
@@ -56,7 +56,15 @@ extern void gpusort_agg_param(SortAggState *state, const void *param, int32 len,
  */
 extern const char *gpusort_agg_sorted(SortAggState *state);
 
-/* Value i of an array of the state's element type, as a Datum. */
-extern Datum gpusort_agg_datum(const SortAggState *state, const char *values, int64 i);
+/* The value at p, of the state's element type, as a Datum. */
+extern Datum gpusort_agg_datum(const SortAggState *state, const char *p);
+
+/*
+ * Errors unless the state holds values of the type that the final function
+ * of fcinfo returns (or of its element type, when it returns an array): a
+ * partial state of another aggregate would have its values read as that
+ * type.
+ */
+extern void gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state);
 
 #endif							/* GPUSORT_AGGREGATE_H */

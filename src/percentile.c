@@ -9,6 +9,14 @@
  * gpu_percentile_cont(x, fraction), keeps the fraction in the state (the same
  * in every row) and, unlike an ordered-set aggregate, may run in parallel
  * workers.  Both gather the values in gpu_sort_agg's state (aggregate.h).
+ *
+ * The values are sorted ascending.  The WITHIN GROUP form answers for the
+ * order of its ORDER BY, as PostgreSQL's aggregates do: descending (DESC,
+ * USING >) reads the ascending values backwards, so that row i of the order
+ * is row n - 1 - i of the values and mode's ties go to the largest value.  A
+ * sort operator other than the type's default < and > is an error.  NULLS
+ * FIRST / LAST change nothing, since NULLs are left out.  The plain forms
+ * answer for ascending order.
  */
 #include "postgres.h"
 
@@ -18,9 +26,15 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/primnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/typcache.h"
 
 #include "gpusort_pg.h"
 #include "aggregate.h"
@@ -52,6 +66,17 @@ typedef struct Fraction
 	float8		value;
 	ArrayType  *array;
 } Fraction;
+
+/*
+ * The non-NULL values of a final call in the call's sort order: the state's
+ * values sorted ascending, read backwards when descending.
+ */
+typedef struct SortedValues
+{
+	const SortAggState *state;
+	const char *values;
+	bool		descending;
+} SortedValues;
 
 /*
  * gpu_percentile_transfn(internal, T, fraction float8 | float8[]) -> internal:
@@ -125,6 +150,138 @@ is_ordered_set(FunctionCallInfo fcinfo)
 }
 
 /*
+ * Whether a WITHIN GROUP call sorts descending: its ORDER BY's operator is
+ * the default btree > of the type rather than its <.  Any other operator (of
+ * another operator class) is an error; funcname and pgname name the
+ * aggregate and PostgreSQL's own.
+ */
+static bool
+within_group_descending(FunctionCallInfo fcinfo, const char *funcname, const char *pgname)
+{
+	Aggref	   *aggref = AggGetAggref(fcinfo);
+	SortGroupClause *sortcl;
+	TargetEntry *tle;
+	TypeCacheEntry *typentry;
+
+	if (aggref == NULL || list_length(aggref->aggorder) != 1)
+		elog(ERROR, "%s called without one ORDER BY column", funcname);
+	sortcl = linitial_node(SortGroupClause, aggref->aggorder);
+	tle = get_sortgroupclause_tle(sortcl, aggref->args);
+	typentry = lookup_type_cache(exprType((Node *) tle->expr), TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+	if (sortcl->sortop == typentry->lt_opr)
+		return false;
+	if (sortcl->sortop == typentry->gt_opr)
+		return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s does not support sort operator %s",
+					funcname, format_operator(sortcl->sortop)),
+			 errdetail("%s sorts by the default ascending or descending order of type %s only.",
+					   funcname, format_type_be(typentry->type_id)),
+			 errhint("Use PostgreSQL's %s for this sort order.", pgname)));
+	pg_unreachable();
+}
+
+/*
+ * The sort order of this final call: the WITHIN GROUP form's ORDER BY, else
+ * ascending.
+ */
+static bool
+call_descending(FunctionCallInfo fcinfo, const char *funcname, const char *pgname)
+{
+	return is_ordered_set(fcinfo) && within_group_descending(fcinfo, funcname, pgname);
+}
+
+/* The state's values sorted, in the call's order. */
+static SortedValues
+sorted_values(SortAggState *state, bool descending)
+{
+	SortedValues sv;
+
+	sv.state = state;
+	sv.values = gpusort_agg_sorted(state);
+	sv.descending = descending;
+	return sv;
+}
+
+/* Row i (0-based) of the call's sort order. */
+static const char *
+row(const SortedValues *sv, int64 i)
+{
+	int64		k = sv->descending ? sv->state->nvalues - 1 - i : i;
+
+	return sv->values + k * sv->state->typlen;
+}
+
+/*
+ * Errors unless the array of fractions that a state keeps (len bytes, from
+ * the state's transition or a partial state) is a well-formed float8[]: its
+ * header, dimensions, NULL bitmap and data agree with its length.
+ */
+static void
+check_kept_array(const ArrayType *array, int32 len)
+{
+	int			nitems;
+	int64		nnulls = 0;
+	Size		data_start;
+
+	if (len < (int32) sizeof(ArrayType) || !VARATT_IS_4B_U(array) || VARSIZE(array) != len ||
+		ARR_ELEMTYPE(array) != FLOAT8OID || ARR_NDIM(array) < 0 || ARR_NDIM(array) > MAXDIM ||
+		len < ARR_OVERHEAD_NONULLS(ARR_NDIM(array)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid fraction array in a percentile aggregate state")));
+	nitems = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	data_start = ARR_OVERHEAD_NONULLS(ARR_NDIM(array));
+	if (ARR_HASNULL(array))
+	{
+		data_start = ARR_OVERHEAD_WITHNULLS(ARR_NDIM(array), nitems);
+		if (ARR_DATA_OFFSET(array) != data_start || data_start > len)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("invalid fraction array in a percentile aggregate state")));
+		nnulls = gpusort_count_nulls((ArrayType *) array, nitems);
+	}
+	if ((len - data_start) != (Size) (nitems - nnulls) * sizeof(float8))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid fraction array in a percentile aggregate state")));
+}
+
+/*
+ * Errors unless the fraction a state keeps (the plain forms') is one of
+ * gpu_percentile_transfn's, an array where the final function returns one
+ * and a single fraction where not: a partial state may bring another.
+ */
+static void
+check_kept_fraction(FunctionCallInfo fcinfo, const SortAggState *state)
+{
+	const char *param = state->param;
+	int32		len = state->param_len;
+	bool		returns_array = OidIsValid(get_element_type(get_fn_expr_rettype(fcinfo->flinfo)));
+	bool		valid;
+
+	if (param == NULL || len < FRACTION_HEADER)
+		valid = false;
+	else if (param[0] == FRACTION_NULL)
+		valid = len == FRACTION_HEADER;
+	else if (param[0] == FRACTION_SCALAR)
+		valid = len == FRACTION_HEADER + (int32) sizeof(float8) && !returns_array;
+	else if (param[0] == FRACTION_ARRAY && returns_array)
+	{
+		check_kept_array((const ArrayType *) (param + FRACTION_HEADER), len - FRACTION_HEADER);
+		valid = true;
+	}
+	else
+		valid = false;
+	if (!valid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid fraction in a percentile aggregate state")));
+}
+
+/*
  * The fraction of this final call: the direct argument 1 of a WITHIN GROUP
  * aggregate, else what the state kept.  state may be NULL only for the
  * former.
@@ -146,7 +303,8 @@ get_fraction(FunctionCallInfo fcinfo, SortAggState *state)
 		return f;
 	}
 
-	Assert(state != NULL && state->param != NULL);
+	Assert(state != NULL);
+	check_kept_fraction(fcinfo, state);
 	f.isnull = state->param[0] == FRACTION_NULL;
 	f.is_array = state->param[0] == FRACTION_ARRAY;
 	if (state->param[0] == FRACTION_SCALAR)
@@ -166,12 +324,10 @@ check_fraction(float8 p)
 				 errmsg("percentile value %g is not between 0 and 1", p)));
 }
 
-/* Value i of the sorted values as float8, as the cast x::float8 gives it. */
+/* The value at p as float8, as the cast x::float8 gives it. */
 static float8
-value_float8(const SortAggState *state, const char *values, int64 i)
+value_float8(const SortAggState *state, const char *p)
 {
-	const char *p = values + i * state->typlen;
-
 	switch (state->type)
 	{
 		case GS_INT2:
@@ -191,34 +347,34 @@ value_float8(const SortAggState *state, const char *values, int64 i)
 }
 
 /*
- * percentile_cont of fraction p over the n sorted values: the rows
- * floor(p * (n - 1)) and ceil(...) (0-based) and float8_lerp between them,
- * with orderedsetaggs.c's arithmetic.
+ * percentile_cont of fraction p over the n values in the call's order: the
+ * rows floor(p * (n - 1)) and ceil(...) (0-based) and float8_lerp between
+ * them, with orderedsetaggs.c's arithmetic.
  */
 static float8
-cont_value(const SortAggState *state, const char *values, float8 p)
+cont_value(const SortedValues *sv, float8 p)
 {
-	int64		n = state->nvalues;
+	int64		n = sv->state->nvalues;
 	int64		first_row = (int64) floor(p * (n - 1));
 	int64		second_row = (int64) ceil(p * (n - 1));
-	float8		lo = value_float8(state, values, first_row);
+	float8		lo = value_float8(sv->state, row(sv, first_row));
 	float8		hi;
 	float8		proportion;
 
 	if (first_row == second_row)
 		return lo;
-	hi = value_float8(state, values, second_row);
+	hi = value_float8(sv->state, row(sv, second_row));
 	proportion = (p * (n - 1)) - first_row;
 	return lo + (proportion * (hi - lo));
 }
 
-/* percentile_disc of fraction p: the smallest K with K/n >= p, at least 1 (1-based). */
-static int64
-disc_row(const SortAggState *state, float8 p)
+/* percentile_disc of fraction p: row K (1-based) of the order, the smallest K with K/n >= p, at least 1. */
+static Datum
+disc_value(const SortedValues *sv, float8 p)
 {
-	int64		row = (int64) ceil(p * state->nvalues);
+	int64		k = (int64) ceil(p * sv->state->nvalues);
 
-	return Max(row, 1) - 1;
+	return gpusort_agg_datum(sv->state, row(sv, Max(k, 1) - 1));
 }
 
 /*
@@ -227,13 +383,13 @@ disc_row(const SortAggState *state, float8 p)
  * float8) or disc (a value of the state's type).
  */
 static ArrayType *
-multi_result(SortAggState *state, ArrayType *fractions, bool cont)
+multi_result(SortAggState *state, bool descending, ArrayType *fractions, bool cont)
 {
 	Datum	   *items;
 	bool	   *nulls;
 	int			n;
 	Datum	   *result;
-	const char *values = NULL;
+	SortedValues sv = {0};
 	Oid			elemtype = cont ? FLOAT8OID : state->elemtype;
 	int16		typlen = cont ? sizeof(float8) : state->typlen;
 	bool		typbyval = cont ? FLOAT8PASSBYVAL : state->typbyval;
@@ -260,52 +416,74 @@ multi_result(SortAggState *state, ArrayType *fractions, bool cont)
 			result[i] = (Datum) 0;
 			continue;
 		}
-		if (values == NULL)
-			values = gpusort_agg_sorted(state);
+		if (sv.state == NULL)
+			sv = sorted_values(state, descending);
 		p = DatumGetFloat8(items[i]);
 		if (cont)
-			result[i] = Float8GetDatum(cont_value(state, values, p));
+			result[i] = Float8GetDatum(cont_value(&sv, p));
 		else
-			result[i] = gpusort_agg_datum(state, values, disc_row(state, p));
+			result[i] = disc_value(&sv, p);
 	}
 	return construct_md_array(result, nulls, ARR_NDIM(fractions), ARR_DIMS(fractions),
 							  ARR_LBOUND(fractions), elemtype, typlen, typbyval, typalign);
 }
 
 /*
+ * Errors unless the state's values are of a type that the final function of
+ * fcinfo answers for: percentile_cont's (a float8 from any numeric type) or
+ * the type percentile_disc and mode return.
+ */
+static void
+check_state_type(FunctionCallInfo fcinfo, const SortAggState *state, bool cont)
+{
+	if (!cont)
+		gpusort_agg_check_type(fcinfo, state);
+	else if (TypeCategory(state->elemtype) != TYPCATEGORY_NUMERIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("aggregate state holds values of type %s where a numeric type is expected",
+						format_type_be(state->elemtype)),
+				 errdetail("A partial state of another aggregate was passed to this one.")));
+}
+
+/*
  * The shared part of the cont and disc final functions, in PostgreSQL's order
  * of checks: one fraction: NULL gives NULL, then a fraction outside [0, 1]
  * is an error, then no values give NULL; an array: no values give NULL, then
- * a NULL array NULL.
+ * a NULL array NULL.  An unsupported sort order is an error first.
  */
 static Datum
 percentile_final(FunctionCallInfo fcinfo, bool cont)
 {
 	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	const char *funcname = cont ? "gpu_percentile_cont" : "gpu_percentile_disc";
+	bool		descending = call_descending(fcinfo, funcname, cont ? "percentile_cont" : "percentile_disc");
 	Fraction	f;
 
 	if (state == NULL && !is_ordered_set(fcinfo))
 		PG_RETURN_NULL();		/* no rows: the plain form never saw its fraction */
+	if (state != NULL)
+		check_state_type(fcinfo, state, cont);
 	f = get_fraction(fcinfo, state);
 
 	if (!f.is_array)
 	{
-		const char *values;
+		SortedValues sv;
 
 		if (f.isnull)
 			PG_RETURN_NULL();
 		check_fraction(f.value);
 		if (state == NULL || state->nvalues == 0)
 			PG_RETURN_NULL();
-		values = gpusort_agg_sorted(state);
+		sv = sorted_values(state, descending);
 		if (cont)
-			PG_RETURN_FLOAT8(cont_value(state, values, f.value));
-		PG_RETURN_DATUM(gpusort_agg_datum(state, values, disc_row(state, f.value)));
+			PG_RETURN_FLOAT8(cont_value(&sv, f.value));
+		PG_RETURN_DATUM(disc_value(&sv, f.value));
 	}
 
 	if (state == NULL || state->nvalues == 0 || f.isnull)
 		PG_RETURN_NULL();
-	PG_RETURN_ARRAYTYPE_P(multi_result(state, f.array, cont));
+	PG_RETURN_ARRAYTYPE_P(multi_result(state, descending, f.array, cont));
 }
 
 /*
@@ -334,25 +512,26 @@ gpu_median_final(PG_FUNCTION_ARGS)
 {
 	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
 
+	SortedValues sv;
+
 	if (state == NULL || state->nvalues == 0)
 		PG_RETURN_NULL();
-	PG_RETURN_FLOAT8(cont_value(state, gpusort_agg_sorted(state), 0.5));
+	check_state_type(fcinfo, state, true);
+	sv = sorted_values(state, false);
+	PG_RETURN_FLOAT8(cont_value(&sv, 0.5));
 }
 
 /*
- * Whether sorted values i and j are one value for mode: bitwise for integers
+ * Whether the values at a and b are one value for mode: bitwise for integers
  * and dates; for floats, as float8eq says (-0 = +0, every NaN equal).
  */
 static bool
-same_value(const SortAggState *state, const char *values, int64 i, int64 j)
+same_value(const SortAggState *state, const char *a, const char *b)
 {
-	const char *a = values + i * state->typlen;
-	const char *b = values + j * state->typlen;
-
 	if (state->type == GS_FLOAT4 || state->type == GS_FLOAT8)
 	{
-		float8		x = value_float8(state, values, i);
-		float8		y = value_float8(state, values, j);
+		float8		x = value_float8(state, a);
+		float8		y = value_float8(state, b);
 
 		return x == y || (isnan(x) && isnan(y));
 	}
@@ -360,28 +539,31 @@ same_value(const SortAggState *state, const char *values, int64 i, int64 j)
 }
 
 /*
- * gpu_mode_final(internal, T) -> T: the most frequent value, the smallest of
- * those equally frequent (the first run of the sorted values that is longer
- * than every run before it, as mode_final takes it).
+ * gpu_mode_final(internal, T) -> T: the most frequent value, the first in
+ * the call's sort order of those equally frequent (the first run of the
+ * sorted values that is longer than every run before it, as mode_final
+ * takes it): the smallest ascending, the largest descending.
  */
 Datum
 gpu_mode_final(PG_FUNCTION_ARGS)
 {
 	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
-	const char *values;
+	bool		descending = call_descending(fcinfo, "gpu_mode", "mode");
+	SortedValues sv;
 	int64		mode = 0;
 	int64		mode_freq = 0;
-	int64		start = 0;		/* the current run's first value */
+	int64		start = 0;		/* the current run's first row */
 
 	if (state == NULL || state->nvalues == 0)
 		PG_RETURN_NULL();
-	values = gpusort_agg_sorted(state);
+	check_state_type(fcinfo, state, false);
+	sv = sorted_values(state, descending);
 
 	for (int64 i = 1; i <= state->nvalues; i++)
 	{
 		if ((i & (GPUSORT_POLL_ITEMS - 1)) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (i < state->nvalues && same_value(state, values, start, i))
+		if (i < state->nvalues && same_value(state, row(&sv, start), row(&sv, i)))
 			continue;
 		if (i - start > mode_freq)
 		{
@@ -390,5 +572,5 @@ gpu_mode_final(PG_FUNCTION_ARGS)
 		}
 		start = i;
 	}
-	PG_RETURN_DATUM(gpusort_agg_datum(state, values, mode));
+	PG_RETURN_DATUM(gpusort_agg_datum(state, row(&sv, mode)));
 }

@@ -167,6 +167,29 @@ gpu_topk_agg_transfn(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The k that a state keeps, checked: a partial state may bring none, or one
+ * that gpu_topk_agg_transfn would not have taken.
+ */
+static int32
+kept_k(const SortAggState *state)
+{
+	int32		k;
+
+	if (state->param == NULL || state->param_len != sizeof(k))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid gpu_topk_agg state"),
+				 errdetail("It keeps a k of %d bytes.", state->param == NULL ? 0 : state->param_len)));
+	memcpy(&k, state->param, sizeof(k));
+	if (k < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid gpu_topk_agg state"),
+				 errdetail("It keeps k = %d.", k)));
+	return k;
+}
+
+/*
  * gpu_topk_agg_final(internal) -> T[], declared once per element type: the
  * first k of array_agg(x ORDER BY x [DESC]).  No rows give NULL.
  */
@@ -179,7 +202,8 @@ gpu_topk_agg_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (SortAggState *) PG_GETARG_POINTER(0);
-	memcpy(&k, state->param, sizeof(k));
+	gpusort_agg_check_type(fcinfo, state);
+	k = kept_k(state);
 	PG_RETURN_ARRAYTYPE_P(topk_array(state->elemtype, state->values, state->nvalues, state->nnulls,
 									 k, state->descending, "gpu_topk_agg"));
 }
