@@ -98,7 +98,9 @@ fi
 
 # ---------------------------------------------------------------- aggregate over 1 GB
 # $1 label, $2 the failing query.  Runs it in one session between two memory
-# readings (after a warm-up of every statement), then a small sort.
+# readings (after a warm-up of every statement), then a small sort.  The
+# failed aggregate must leave nothing behind: the second reading is at most
+# the first (a cache may give a block back in between).
 agg_limit() {
 	local label=$1 query=$2 t0 t1 m0 m1 st
 	cat >"$WORK/agg.sql" <<EOF
@@ -126,10 +128,10 @@ EOF
 	m1=$(grep '^MEM1|' "$WORK/agg.out" | cut -d'|' -f2)
 	if [ "$st" = 54000 ] && grep -q 'gpu_sort_agg result would exceed the maximum array size' "$WORK/agg.out" &&
 		grep -q '^CHECK|t' "$WORK/agg.out" && grep -q '^AGG|t' "$WORK/agg.out" &&
-		[ -n "$m0" ] && [ "$m1" = "$m0" ]; then
+		[ -n "$m0" ] && [ -n "$m1" ] && [ "$m1" -le "$m0" ]; then
 		pass "$label: 54000 program_limit_exceeded, then the backend sorts again, memory contexts $m0 -> $m1 bytes"
 	else
-		fail "$label: want 54000 and a usable backend with unchanged memory (got '$st', memory $m0 -> $m1)"
+		fail "$label: want 54000 and a usable backend whose memory did not grow (got '$st', memory $m0 -> $m1)"
 		sed 's/^/#   /' "$WORK/agg.out" | head -20
 	fi
 }
