@@ -12,9 +12,11 @@
  * atomics and tell the main thread what to do through a pipe.
  *
  * Faults: a CUDA error fails the job it happened in.  One that leaves the
- * context unusable fails every job in flight and the process exits with
- * code 1; the postmaster starts the server again a second later with fresh
- * contexts, and queued jobs wait for it.
+ * context unusable ends the process with code 1; the postmaster starts the
+ * server again a second later with fresh contexts, and queued jobs wait for
+ * it.  However the server ends, its exit settles every job it had admitted
+ * (settle_orphaned_jobs): withdrawn ones are freed, the others fail or keep
+ * their result, their backends woken at once.
  */
 #include "postgres.h"
 
@@ -439,6 +441,19 @@ worker_main(void *arg)
  * The main thread.
  * ------------------------------------------------------------------------ */
 
+/*
+ * Gives back bytes of a device's budget; under the lock.  Never below zero:
+ * a wrapped counter would keep every job out for good.
+ */
+static void
+unreserve(int device, Size bytes)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	if (device >= 0 && device < GPUSORT_SERVER_MAX_DEVICES)
+		srv->devices[device].reserved_bytes -= Min(bytes, srv->devices[device].reserved_bytes);
+}
+
 /* Releases what a slot holds and frees it; under the lock. */
 void
 gpusort_server_release_slot(GpusortJobSlot *slot)
@@ -451,10 +466,9 @@ gpusort_server_release_slot(GpusortJobSlot *slot)
 		int			count = (int) gpusort_area_granules(slot->region_bytes);
 
 		memset(srv->granule_used + first, 0, count);
-		srv->area_used -= slot->region_bytes;
+		srv->area_used -= Min(slot->region_bytes, srv->area_used);
 	}
-	if (slot->reserved_bytes > 0 && slot->device >= 0 && slot->device < srv->ndevices)
-		srv->devices[slot->device].reserved_bytes -= slot->reserved_bytes;
+	unreserve(slot->device, slot->reserved_bytes);
 	slot->region_bytes = 0;
 	slot->reserved_bytes = 0;
 	slot->state = GPUSORT_SLOT_FREE;
@@ -636,7 +650,6 @@ admit_jobs(void)
 		slot->device = best;
 		slot->reserved_bytes = need;
 		srv->devices[best].reserved_bytes += need;
-		srv->devices[best].running++;
 		slot->worker = w->index;
 		slot->generation = srv->generation;
 		slot->admitted = GetCurrentTimestamp();
@@ -696,7 +709,6 @@ drain_relay(void)
 		{
 			GpusortDeviceStats *dev = &srv->devices[workers[m.worker].device];
 
-			dev->running--;
 			if (m.status == GS_OK)
 				dev->jobs_done++;
 			else
@@ -714,11 +726,20 @@ drain_relay(void)
 }
 
 /*
- * Fails the admitted jobs that have no result yet (their server is gone or
- * going); their backends report it or sort on the CPU.  Under the lock.
+ * Settles the jobs that servers other than generation live admitted, whose
+ * processes are gone or going: at exit (live 0: none) after joining the
+ * worker threads, and at start (live: the new generation) for any an exit
+ * left.  Under the lock.
+ *
+ * A withdrawn job's slot is freed here, whether or not its worker had
+ * finished: the RELAY_FINISHED that would have freed it may sit unread in the
+ * pipe.  Every other job keeps its slot and region until its backend has
+ * read what is there, and loses its reservation of device memory, which died
+ * with the process; one without a result fails, and its backend is woken at
+ * once to report it, sort on the CPU or send the job again.
  */
 static void
-fail_jobs_in_flight(void)
+settle_orphaned_jobs(uint64 live)
 {
 	GpusortServerShared *srv = gpusort_server;
 
@@ -726,22 +747,30 @@ fail_jobs_in_flight(void)
 	{
 		GpusortJobSlot *slot = &srv->slots[i];
 
-		if (slot->state == GPUSORT_SLOT_RUNNING && !slot->finished)
+		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation == live)
+			continue;
+		if (slot->withdrawn)
+		{
+			gpusort_server_release_slot(slot);
+			continue;
+		}
+		unreserve(slot->device, slot->reserved_bytes);
+		slot->reserved_bytes = 0;
+		if (!slot->finished)
 		{
 			slot->status = GS_ERR_CUDA;
 			strlcpy(slot->message, "the GPU server stopped while sorting", sizeof(slot->message));
 			__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
-			if (slot->withdrawn)
-				gpusort_server_release_slot(slot);
-			else
-				SetLatch(slot->latch);
+			if (slot->device >= 0 && slot->device < GPUSORT_SERVER_MAX_DEVICES)
+				srv->devices[slot->device].jobs_failed++;
 		}
+		SetLatch(slot->latch);
 	}
 }
 
 /*
- * At exit (SIGTERM, an error, a broken context): the jobs in flight fail with
- * a message the backends show; queued jobs stay for the next server.
+ * At exit (SIGTERM, an error, a broken context): the jobs in flight are
+ * settled (settle_orphaned_jobs); queued jobs stay for the next server.
  */
 static void
 server_exit(int code, Datum arg)
@@ -767,7 +796,7 @@ server_exit(int code, Datum arg)
 
 	LWLockReleaseAll();
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
-	fail_jobs_in_flight();
+	settle_orphaned_jobs(0);
 	srv->state = GPUSORT_SERVER_STARTING;
 	srv->server_pid = 0;
 	srv->server_latch = NULL;
@@ -816,8 +845,6 @@ find_devices(void)
 			return -1;
 		}
 		dev->budget_bytes = device_budget(&dev->props);
-		dev->reserved_bytes = 0;
-		dev->running = 0;
 	}
 	return ndev;
 }
@@ -834,8 +861,6 @@ cpu_stand_in_device(void)
 	strlcpy(dev->props.name, "the CPU standing in for a GPU (test build)", sizeof(dev->props.name));
 	dev->props.total_memory = dev->props.free_memory = (Size) 4 << 30;
 	dev->budget_bytes = device_budget(&dev->props);
-	dev->reserved_bytes = 0;
-	dev->running = 0;
 	srv->runtime.status = GS_OK;
 	srv->runtime.device_count = 1;
 	srv->runtime.reason[0] = '\0';
@@ -936,8 +961,9 @@ gpusort_server_main(Datum main_arg)
 
 	/*
 	 * Jobs that a previous server had admitted are lost with its process:
-	 * fail them (their backends fall back or report the error); jobs still
-	 * queued are served by this one.
+	 * its exit settled them, and this settles any it could not (their
+	 * backends fall back or report the error); jobs still queued are served
+	 * by this one.
 	 */
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	srv->generation++;
@@ -945,9 +971,7 @@ gpusort_server_main(Datum main_arg)
 	srv->server_pid = MyProcPid;
 	srv->server_latch = MyLatch;
 	srv->started = GetCurrentTimestamp();
-	fail_jobs_in_flight();
-	for (int d = 0; d < GPUSORT_SERVER_MAX_DEVICES; d++)
-		srv->devices[d].running = 0;
+	settle_orphaned_jobs(srv->generation);
 	LWLockRelease(srv->lock);
 	on_shmem_exit(server_exit, (Datum) 0);
 

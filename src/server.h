@@ -115,9 +115,8 @@ typedef struct GpusortDeviceStats
 {
 	gs_device_props props;
 	Size		budget_bytes;
-	Size		reserved_bytes;
+	Size		reserved_bytes; /* the sum of its slots' reserved_bytes */
 	int			workers;
-	int			running;
 	uint64		jobs_done;
 	uint64		jobs_failed;
 	uint64		bytes_sorted;

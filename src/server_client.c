@@ -567,6 +567,7 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	GpusortServerShared *srv = gpusort_server;
 	GpusortServerShared copy;
 	GpusortDeviceStats devices[GPUSORT_SERVER_MAX_DEVICES];
+	int			running[GPUSORT_SERVER_MAX_DEVICES];
 	int			queued = 0;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -577,9 +578,18 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	LWLockAcquire(srv->lock, LW_SHARED);
 	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
 	memcpy(devices, srv->devices, sizeof(devices));
+	memset(running, 0, sizeof(running));
+	/* the slots in use: admitted jobs hold theirs until their backend has the result */
 	for (int i = 0; i < srv->nslots; i++)
-		if (srv->slots[i].state == GPUSORT_SLOT_QUEUED)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+
+		if (slot->state == GPUSORT_SLOT_QUEUED)
 			queued++;
+		else if (slot->state == GPUSORT_SLOT_RUNNING &&
+				 slot->device >= 0 && slot->device < GPUSORT_SERVER_MAX_DEVICES)
+			running[slot->device]++;
+	}
 	LWLockRelease(srv->lock);
 
 	for (int d = 0; d < Max(copy.ndevices, 1); d++)
@@ -597,7 +607,7 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 			values[2] = Int32GetDatum(d);
 			values[3] = CStringGetTextDatum(dev->props.name);
 			values[4] = Int32GetDatum(dev->workers > 0 ? dev->workers : gpusort_server_streams);
-			values[5] = Int32GetDatum(dev->running);
+			values[5] = Int32GetDatum(running[d]);
 			values[7] = Int64GetDatum((int64) dev->jobs_done);
 			values[8] = Int64GetDatum((int64) dev->jobs_failed);
 			values[9] = Float8GetDatum(dev->reserved_bytes / 1048576.0);

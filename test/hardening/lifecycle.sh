@@ -15,23 +15,24 @@
 # (queued, copy-in, running, copy-out):
 #  1. the stage is armed and two sessions, A and B, sort a stored int4 array of N
 #     elements (default 9*10^6: more than the transfer ring holds, so that copy-in
-#     waits for the ring) with gpusort.device = gpu; both jobs are held at the stage;
-#  2. A withdraws: pg_cancel_backend (57014), or pg_terminate_backend every other round;
+#     waits for the ring; --quick 2.5*10^6) with gpusort.device = gpu; both jobs are
+#     held at the stage;
+#  2. A withdraws: pg_cancel_backend (57014) or pg_terminate_backend;
 #  3. B's backend is stopped (SIGSTOP), so that it collects its job only once the
 #     next server has started;
 #  4. the server ends: SIGTERM, or its error exit (as when a CUDA error breaks a
-#     context), alternating;
+#     context); over two rounds each stage sees both ways to withdraw and to end;
 #  5. once the postmaster has started the server again, B goes on (SIGCONT): its
 #     statement is right (the job sent again) or fails naming the stopped server;
 #  6. gpusort_server() shows no job running or queued, no transfer area and no
 #     device memory in use.
-# Then a new sort is right.  20 rounds; --quick: 2.
+# Then a new sort is right.  20 rounds; --quick: 1 (every way to withdraw and end once).
 # TAP on stdout.  Own throwaway cluster on GS_PGPORT (default 55590).
 set -uo pipefail
 device=gpu
 quick=0
 rounds=
-elements=9000000
+elements=
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--device) device=$2; shift 2 ;;
@@ -41,7 +42,11 @@ while [ $# -gt 0 ]; do
 		*) echo "usage: $0 [--device cpu|gpu|auto] [--quick] [--rounds R] [--elements N]" >&2; exit 2 ;;
 	esac
 done
-[ -z "$rounds" ] && { [ "$quick" = 1 ] && rounds=2 || rounds=20; }
+if [ "$quick" = 1 ]; then
+	rounds=${rounds:-1} elements=${elements:-2500000}
+else
+	rounds=${rounds:-20} elements=${elements:-9000000}
+fi
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/../../scripts/lib.sh"
@@ -105,7 +110,6 @@ wait_for() {
 	return 1
 }
 held() { q -c "SELECT gpusort_server_held()"; }
-backend_of() { q -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$1'"; }
 server_restarted() {	# prints t once a server other than $1 is ready
 	q -c "SELECT pid <> $1 AND state = 'ready' FROM gpusort_server() LIMIT 1"
 }
@@ -114,13 +118,12 @@ in_use() {	# jobs running and queued, device memory and transfer area in use (MB
 		round(max(transfer_used_mb)::numeric, 1) FROM gpusort_server()"
 }
 
-# one_stage ROUND STAGE: one pass of steps 1-6 at STAGE; false when something is wrong
+# one_stage ROUND STAGE INDEX: one pass of steps 1-6 at STAGE; false when something is
+# wrong.  Over two rounds each stage sees both ways to withdraw and both ways to end.
 one_stage() {
-	local r=$1 stage=$2 i=$3 how ends old a b a_pid problems=
-	how=cancel
-	[ $((r % 2)) = 0 ] && how=terminate
-	ends=sigterm
-	[ $(((r + i) % 2)) = 0 ] && ends=error-exit
+	local r=$1 stage=$2 i=$3 how=cancel ends=sigterm old a b a_pid used problems=
+	[ $(((r + i) % 2)) = 0 ] && how=terminate
+	[ $(((r + i / 2) % 2)) = 0 ] && ends=error-exit
 	old=$(server_row pid)
 
 	q -c "SELECT gpusort_server_inject('$stage')" >/dev/null || return 1
@@ -130,8 +133,8 @@ one_stage() {
 	b=$!
 	bg=("$a" "$b")
 	wait_for 2 held || problems="$problems only $(held) of 2 jobs reached the stage;"
-	a_pid=$(backend_of lc_a)
-	b_pid=$(backend_of lc_b)
+	read -r a_pid b_pid < <(q -F ' ' -c "SELECT (SELECT pid FROM pg_stat_activity WHERE application_name = 'lc_a'),
+		(SELECT pid FROM pg_stat_activity WHERE application_name = 'lc_b')")
 
 	q -c "SELECT pg_${how}_backend($a_pid)" >/dev/null
 	wait "$a"
@@ -151,14 +154,15 @@ one_stage() {
 	bg=()
 	[ "$(cat "$work/b.out")" = t ] || grep -q "the GPU server stopped while sorting" "$work/b.out" ||
 		problems="$problems B neither right nor failed naming the server ($(head -c 200 "$work/b.out" | tr '\n' ' '));"
-	[ "$(in_use)" = "0 0 0.0 0.0" ] ||
-		problems="$problems in use afterwards (jobs running, queued, memory MB, area MB): $(in_use);"
+	used=$(in_use)
+	[ "$used" = "0 0 0.0 0.0" ] ||
+		problems="$problems in use afterwards (jobs running, queued, memory MB, area MB): $used;"
 
 	if [ -n "$problems" ]; then
 		fail "round $r, $stage: A withdrawn ($how), server ended ($ends):$problems"
 		return 1
 	fi
-	echo "# round $r, $stage: A withdrawn ($how), server ended ($ends), B $(cat "$work/b.out" | head -c 80 | tr '\n' ' ')"
+	echo "# round $r, $stage: A withdrawn ($how), server ended ($ends), B's answer $(head -c 80 "$work/b.out" | tr '\n' ' ')"
 	return 0
 }
 
