@@ -12,9 +12,11 @@
  * atomics and tell the main thread what to do through a pipe.
  *
  * Faults: a CUDA error fails the job it happened in.  One that leaves the
- * context unusable fails every job in flight and the process exits with
- * code 1; the postmaster starts the server again a second later with fresh
- * contexts, and queued jobs wait for it.
+ * context unusable ends the process with code 1; the postmaster starts the
+ * server again a second later with fresh contexts, and queued jobs wait for
+ * it.  However the server ends, its exit settles every job it had admitted
+ * (settle_orphaned_jobs): withdrawn ones are freed, the others fail or keep
+ * their result, their backends woken at once.
  */
 #include "postgres.h"
 
@@ -80,6 +82,14 @@ static int	nworkers;
 static int	relay_pipe[2] = {-1, -1};
 static volatile bool threads_stop = false;
 
+#ifdef GS_INJECTION_POINTS
+static bool cpu_device = false;	/* the CPU stands in for GPU 0 */
+#define INJECTION_HOLD(stage) injection_hold(stage)
+#else
+#define cpu_device false
+#define INJECTION_HOLD(stage) ((void) 0)
+#endif
+
 /* ------------------------------------------------------------------------
  * Worker threads: nothing of PostgreSQL below this line until the main
  * thread's part.
@@ -117,6 +127,28 @@ relay(RelayKind kind, int worker, int slot, uint64 seq, gs_status status)
 		}
 	}
 }
+
+#ifdef GS_INJECTION_POINTS
+/*
+ * Holds the calling worker while the injection names this stage for this
+ * server, until it is cleared or the server stops.  It does not look at the
+ * job's cancel flag: the job is as busy as one inside a long copy or sort.
+ */
+static void
+injection_hold(GpusortInjection stage)
+{
+	GpusortServerShared *srv = gpusort_server;
+	struct timespec ts = {0, 1000000};
+
+	if (__atomic_load_n(&srv->inject, __ATOMIC_ACQUIRE) != (uint32) stage ||
+		srv->inject_generation != srv->generation)
+		return;
+	__atomic_add_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&srv->inject, __ATOMIC_ACQUIRE) == (uint32) stage && !threads_stop)
+		nanosleep(&ts, NULL);
+	__atomic_sub_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
+}
+#endif
 
 typedef struct StreamArg
 {
@@ -157,6 +189,8 @@ io_input_ready(void *arg, size_t chunk)
 {
 	StreamArg  *a = (StreamArg *) arg;
 
+	if (chunk == Min(1, a->in_chunks - 1))
+		INJECTION_HOLD(GPUSORT_INJECT_COPY_IN);
 	return wait_counter(a, &a->slot->in_ready, chunk + 1);
 }
 
@@ -169,6 +203,8 @@ io_input_done(void *arg, size_t chunk)
 	/* the backend waits for a free ring slot only when the input outgrows the ring */
 	if (a->in_chunks > GPUSORT_RING_SLOTS)
 		relay(RELAY_WAKE, a->worker, a->slot_index, a->seq, GS_OK);
+	if (chunk + 1 == a->in_chunks)
+		INJECTION_HOLD(GPUSORT_INJECT_RUNNING);
 }
 
 static bool
@@ -176,6 +212,8 @@ io_output_free(void *arg, size_t chunk)
 {
 	StreamArg  *a = (StreamArg *) arg;
 
+	if (chunk == 0)
+		INJECTION_HOLD(GPUSORT_INJECT_COPY_OUT);
 	if (chunk < GPUSORT_RING_SLOTS)
 		return !__atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE) && !threads_stop;
 	return wait_counter(a, &a->slot->out_done, chunk + 1 - GPUSORT_RING_SLOTS);
@@ -189,6 +227,111 @@ io_output_ready(void *arg, size_t chunk)
 	store64(&a->slot->out_ready, chunk + 1);
 	relay(RELAY_WAKE, a->worker, a->slot_index, a->seq, GS_OK);
 }
+
+#ifdef GS_INJECTION_POINTS
+/*
+ * The CPU standing in for a GPU (test builds): gs_worker_sort's stream
+ * protocol, with the library's CPU sort in the middle, so that jobs pass
+ * through the same stages and callbacks as on a device.
+ */
+static bool
+cpu_stand_in_interrupt(void *arg)
+{
+	StreamArg  *a = (StreamArg *) arg;
+
+	return threads_stop || __atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* Copies bytes [off, off + len) of the stream that is seg[0] then seg[1]. */
+static void
+copy_from_segments(char *dst, char *const seg[2], const size_t bytes[2], size_t off, size_t len)
+{
+	for (int s = 0; s < 2 && len > 0; s++)
+	{
+		size_t		take;
+
+		if (off >= bytes[s])
+		{
+			off -= bytes[s];
+			continue;
+		}
+		take = Min(len, bytes[s] - off);
+		memcpy(dst, seg[s] + off, take);
+		dst += take;
+		len -= take;
+		off = 0;
+	}
+}
+
+static gs_status
+cpu_stand_in_sort(const gs_stream_job *job, const gs_stream_io *io, gs_run_report *rep, gs_error *err)
+{
+	size_t		w = gs_type_size(job->type);
+	size_t		out_n = job->limit > 0 && job->limit < job->n ? job->limit : job->n;
+	size_t		in_bytes = job->n * w;
+	size_t		chunks = (in_bytes + io->chunk_bytes - 1) / io->chunk_bytes;
+	char	   *seg[2];
+	size_t		seg_bytes[2];
+	char	   *keys = malloc(in_bytes);
+	char	   *scratch = malloc(Max(gs_cpu_topk_scratch_bytes(job->type, job->n, out_n, job->want_perm), 1));
+	gs_status	s = GS_OK;
+
+	seg[0] = job->want_keys ? malloc(out_n * w) : NULL;
+	seg[1] = job->want_perm ? malloc(out_n * sizeof(uint32)) : NULL;
+	seg_bytes[0] = job->want_keys ? out_n * w : 0;
+	seg_bytes[1] = job->want_perm ? out_n * sizeof(uint32) : 0;
+	rep->device = 0;
+	rep->algorithm = GS_ALGO_RADIX;
+	if (keys == NULL || scratch == NULL || (job->want_keys && seg[0] == NULL) ||
+		(job->want_perm && seg[1] == NULL))
+	{
+		s = GS_ERR_HOST_MEMORY;
+		snprintf(err->message, sizeof(err->message), "out of host memory for the CPU stand-in");
+		goto out;
+	}
+
+	for (size_t i = 0; i < chunks; i++)
+	{
+		size_t		off = i * io->chunk_bytes;
+
+		if (!io->input_ready(io->arg, i))
+			goto interrupted;
+		memcpy(keys + off, io->ring + (i % io->slots) * io->chunk_bytes, Min(io->chunk_bytes, in_bytes - off));
+		io->input_done(io->arg, i);
+	}
+
+	s = gs_cpu_topk(job->type, keys, job->n, out_n, job->descending, seg[0], (uint32_t *) seg[1],
+					scratch, cpu_stand_in_interrupt, io->arg, err);
+	if (s == GS_ERR_INTERRUPTED)
+		goto interrupted;
+	if (s != GS_OK)
+		goto out;
+
+	chunks = (seg_bytes[0] + seg_bytes[1] + io->chunk_bytes - 1) / io->chunk_bytes;
+	for (size_t i = 0; i < chunks; i++)
+	{
+		size_t		off = i * io->chunk_bytes;
+
+		if (!io->output_free(io->arg, i))
+			goto interrupted;
+		copy_from_segments(io->ring + (i % io->slots) * io->chunk_bytes, seg, seg_bytes, off,
+						   Min(io->chunk_bytes, seg_bytes[0] + seg_bytes[1] - off));
+		io->output_ready(io->arg, i);
+	}
+	goto out;
+
+interrupted:
+	s = GS_ERR_INTERRUPTED;
+	snprintf(err->message, sizeof(err->message), "the job was withdrawn");
+out:
+	err->status = s;
+	free(keys);
+	free(scratch);
+	free(seg[0]);
+	free(seg[1]);
+	return s;
+}
+#endif
 
 static gs_status
 run_job(Worker *w, int slot_index, uint64 seq)
@@ -228,7 +371,12 @@ run_job(Worker *w, int slot_index, uint64 seq)
 
 	memset(&err, 0, sizeof(err));
 	memset(&rep, 0, sizeof(rep));
-	status = gs_worker_sort(w->gw, &job, &io, &rep, &err);
+#ifdef GS_INJECTION_POINTS
+	if (cpu_device)
+		status = cpu_stand_in_sort(&job, &io, &rep, &err);
+	else
+#endif
+		status = gs_worker_sort(w->gw, &job, &io, &rep, &err);
 
 	slot->status = status;
 	memcpy(slot->message, err.message, sizeof(slot->message));
@@ -247,6 +395,11 @@ worker_main(void *arg)
 	(void) prctl(PR_SET_TIMERSLACK, 1000UL);
 
 	memset(&w->error, 0, sizeof(w->error));
+#ifdef GS_INJECTION_POINTS
+	if (cpu_device)
+		w->gw = NULL;
+	else
+#endif
 	if (gs_worker_create(w->device, &w->gw, &w->error) != GS_OK)
 	{
 		__atomic_store_n(&w->started, -1, __ATOMIC_RELEASE);
@@ -279,13 +432,27 @@ worker_main(void *arg)
 		pthread_mutex_unlock(&w->mutex);
 		relay(RELAY_FINISHED, w->index, slot, seq, status);
 	}
-	gs_worker_destroy(w->gw);
+	if (w->gw != NULL)
+		gs_worker_destroy(w->gw);
 	return NULL;
 }
 
 /* ------------------------------------------------------------------------
  * The main thread.
  * ------------------------------------------------------------------------ */
+
+/*
+ * Gives back bytes of a device's budget; under the lock.  Never below zero:
+ * a wrapped counter would keep every job out for good.
+ */
+static void
+unreserve(int device, Size bytes)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	if (device >= 0 && device < GPUSORT_SERVER_MAX_DEVICES)
+		srv->devices[device].reserved_bytes -= Min(bytes, srv->devices[device].reserved_bytes);
+}
 
 /* Releases what a slot holds and frees it; under the lock. */
 void
@@ -299,10 +466,9 @@ gpusort_server_release_slot(GpusortJobSlot *slot)
 		int			count = (int) gpusort_area_granules(slot->region_bytes);
 
 		memset(srv->granule_used + first, 0, count);
-		srv->area_used -= slot->region_bytes;
+		srv->area_used -= Min(slot->region_bytes, srv->area_used);
 	}
-	if (slot->reserved_bytes > 0 && slot->device >= 0 && slot->device < srv->ndevices)
-		srv->devices[slot->device].reserved_bytes -= slot->reserved_bytes;
+	unreserve(slot->device, slot->reserved_bytes);
 	slot->region_bytes = 0;
 	slot->reserved_bytes = 0;
 	slot->state = GPUSORT_SLOT_FREE;
@@ -346,6 +512,30 @@ find_region(int count)
 			return g - count + 1;
 	}
 	return -1;
+}
+
+#ifdef GS_INJECTION_POINTS
+/* Whether the injection holds every job in the queue. */
+static bool
+injection_holds_queue(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	return srv->inject == GPUSORT_INJECT_QUEUED && srv->inject_generation == srv->generation;
+}
+#endif
+
+/* The device memory a job reserves of its device's budget. */
+static Size
+job_device_bytes(const GpusortJobSlot *slot)
+{
+#ifdef GS_INJECTION_POINTS
+	/* the CPU stand-in's: the keys and the CPU sort's scratch */
+	if (cpu_device)
+		return slot->n * gs_type_size(slot->type) +
+			gs_cpu_scratch_bytes(slot->type, slot->n, slot->want_perm);
+#endif
+	return gs_host_sort_device_bytes(slot->type, slot->algorithm, slot->n, slot->want_perm);
 }
 
 static Worker *
@@ -394,6 +584,10 @@ admit_jobs(void)
 		}
 		if (slot == NULL)
 			break;
+#ifdef GS_INJECTION_POINTS
+		if (injection_holds_queue())
+			break;
+#endif
 
 		if (srv->state == GPUSORT_SERVER_NO_GPU)
 		{
@@ -406,7 +600,7 @@ admit_jobs(void)
 			continue;
 		}
 
-		need = gs_host_sort_device_bytes(slot->type, slot->algorithm, slot->n, slot->want_perm);
+		need = job_device_bytes(slot);
 		if (slot->max_device_bytes != 0 && need > slot->max_device_bytes)
 		{
 			reject_job(slot, GS_ERR_MEMORY_LIMIT,
@@ -456,7 +650,6 @@ admit_jobs(void)
 		slot->device = best;
 		slot->reserved_bytes = need;
 		srv->devices[best].reserved_bytes += need;
-		srv->devices[best].running++;
 		slot->worker = w->index;
 		slot->generation = srv->generation;
 		slot->admitted = GetCurrentTimestamp();
@@ -472,6 +665,18 @@ admit_jobs(void)
 		SetLatch(slot->latch);
 	}
 	LWLockRelease(srv->lock);
+}
+
+/* Ends the server for a fresh start (server_exit fails the jobs in flight). */
+static void
+context_broken_error(void) pg_attribute_noreturn();
+
+static void
+context_broken_error(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("gpusort server: a CUDA error left a GPU context unusable, restarting")));
 }
 
 /* Acts on what the worker threads sent. */
@@ -504,7 +709,6 @@ drain_relay(void)
 		{
 			GpusortDeviceStats *dev = &srv->devices[workers[m.worker].device];
 
-			dev->running--;
 			if (m.status == GS_OK)
 				dev->jobs_done++;
 			else
@@ -518,17 +722,24 @@ drain_relay(void)
 	}
 
 	if (context_broken)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("gpusort server: a CUDA error left a GPU context unusable, restarting")));
+		context_broken_error();
 }
 
 /*
- * Fails the admitted jobs that have no result yet (their server is gone or
- * going); their backends report it or sort on the CPU.  Under the lock.
+ * Settles the jobs that servers other than generation live admitted, whose
+ * processes are gone or going: at exit (live 0: none) after joining the
+ * worker threads, and at start (live: the new generation) for any an exit
+ * left.  Under the lock.
+ *
+ * A withdrawn job's slot is freed here, whether or not its worker had
+ * finished: the RELAY_FINISHED that would have freed it may sit unread in the
+ * pipe.  Every other job keeps its slot and region until its backend has
+ * read what is there, and loses its reservation of device memory, which died
+ * with the process; one without a result fails, and its backend is woken at
+ * once to report it, sort on the CPU or send the job again.
  */
 static void
-fail_jobs_in_flight(void)
+settle_orphaned_jobs(uint64 live)
 {
 	GpusortServerShared *srv = gpusort_server;
 
@@ -536,22 +747,30 @@ fail_jobs_in_flight(void)
 	{
 		GpusortJobSlot *slot = &srv->slots[i];
 
-		if (slot->state == GPUSORT_SLOT_RUNNING && !slot->finished)
+		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation == live)
+			continue;
+		if (slot->withdrawn)
+		{
+			gpusort_server_release_slot(slot);
+			continue;
+		}
+		unreserve(slot->device, slot->reserved_bytes);
+		slot->reserved_bytes = 0;
+		if (!slot->finished)
 		{
 			slot->status = GS_ERR_CUDA;
 			strlcpy(slot->message, "the GPU server stopped while sorting", sizeof(slot->message));
 			__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
-			if (slot->withdrawn)
-				gpusort_server_release_slot(slot);
-			else
-				SetLatch(slot->latch);
+			if (slot->device >= 0 && slot->device < GPUSORT_SERVER_MAX_DEVICES)
+				srv->devices[slot->device].jobs_failed++;
 		}
+		SetLatch(slot->latch);
 	}
 }
 
 /*
- * At exit (SIGTERM, an error, a broken context): the jobs in flight fail with
- * a message the backends show; queued jobs stay for the next server.
+ * At exit (SIGTERM, an error, a broken context): the jobs in flight are
+ * settled (settle_orphaned_jobs); queued jobs stay for the next server.
  */
 static void
 server_exit(int code, Datum arg)
@@ -577,7 +796,7 @@ server_exit(int code, Datum arg)
 
 	LWLockReleaseAll();
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
-	fail_jobs_in_flight();
+	settle_orphaned_jobs(0);
 	srv->state = GPUSORT_SERVER_STARTING;
 	srv->server_pid = 0;
 	srv->server_latch = NULL;
@@ -594,17 +813,15 @@ device_budget(const gs_device_props *props)
 }
 
 /*
- * Finds the GPUs, pins the transfer area, starts the worker threads.
- * Returns false with srv->reason set when no GPU can be used.
+ * Finds the GPUs and sets their budgets; returns how many, or -1 with
+ * srv->reason set when none can be used.
  */
-static bool
-start_devices(void)
+static int
+find_devices(void)
 {
 	GpusortServerShared *srv = gpusort_server;
 	gs_runtime_info info;
 	gs_error	err;
-	sigset_t	all,
-				old;
 	int			ndev;
 
 	gs_runtime_probe(&info);
@@ -613,7 +830,7 @@ start_devices(void)
 	{
 		strlcpy(srv->reason, info.reason[0] != '\0' ? info.reason : gs_status_name(info.status),
 				sizeof(srv->reason));
-		return false;
+		return -1;
 	}
 
 	ndev = Min(info.device_count, GPUSORT_SERVER_MAX_DEVICES);
@@ -625,24 +842,39 @@ start_devices(void)
 			gs_device_pool_keep(d, device_budget(&dev->props), &err) != GS_OK)
 		{
 			snprintf(srv->reason, sizeof(srv->reason), "GPU %d: %s", d, err.message);
-			return false;
+			return -1;
 		}
 		dev->budget_bytes = device_budget(&dev->props);
-		dev->reserved_bytes = 0;
-		dev->running = 0;
 	}
+	return ndev;
+}
 
-	if (gs_host_pin(srv->area, srv->area_bytes, &err) != GS_OK)
-	{
-		strlcpy(srv->reason, err.message, sizeof(srv->reason));
-		return false;
-	}
+#ifdef GS_INJECTION_POINTS
+/* The CPU as GPU 0 (test builds with gpusort.server_cpu_device); returns 1. */
+static int
+cpu_stand_in_device(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	GpusortDeviceStats *dev = &srv->devices[0];
 
-	if (pipe(relay_pipe) != 0 || fcntl(relay_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
-		fcntl(relay_pipe[1], F_SETFL, O_NONBLOCK) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("gpusort server: could not create a pipe: %m")));
+	memset(&dev->props, 0, sizeof(dev->props));
+	strlcpy(dev->props.name, "the CPU standing in for a GPU (test build)", sizeof(dev->props.name));
+	dev->props.total_memory = dev->props.free_memory = (Size) 4 << 30;
+	dev->budget_bytes = device_budget(&dev->props);
+	srv->runtime.status = GS_OK;
+	srv->runtime.device_count = 1;
+	srv->runtime.reason[0] = '\0';
+	cpu_device = true;
+	return 1;
+}
+#endif
+
+/* Starts nworkers worker threads, gpusort.server_streams per device. */
+static void
+start_workers(int ndev)
+{
+	sigset_t	all,
+				old;
 
 	nworkers = ndev * gpusort_server_streams;
 	workers = (Worker *) MemoryContextAllocZero(TopMemoryContext, sizeof(Worker) * nworkers);
@@ -668,7 +900,40 @@ start_devices(void)
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
+/*
+ * Finds the GPUs, pins the transfer area, starts the worker threads.
+ * Returns false with srv->reason set when no GPU can be used.
+ */
+static bool
+start_devices(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	gs_error	err;
+	int			ndev;
+
+	ndev = find_devices();
+#ifdef GS_INJECTION_POINTS
+	if (ndev < 0 && gpusort_server_cpu_device)
+		ndev = cpu_stand_in_device();
+#endif
+	if (ndev < 0)
+		return false;
+
+	if (!cpu_device && gs_host_pin(srv->area, srv->area_bytes, &err) != GS_OK)
+	{
+		strlcpy(srv->reason, err.message, sizeof(srv->reason));
+		return false;
+	}
+
+	if (pipe(relay_pipe) != 0 || fcntl(relay_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
+		fcntl(relay_pipe[1], F_SETFL, O_NONBLOCK) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("gpusort server: could not create a pipe: %m")));
+
+	start_workers(ndev);
 	for (int i = 0; i < nworkers; i++)
 	{
 		while (__atomic_load_n(&workers[i].started, __ATOMIC_ACQUIRE) == 0)
@@ -696,8 +961,9 @@ gpusort_server_main(Datum main_arg)
 
 	/*
 	 * Jobs that a previous server had admitted are lost with its process:
-	 * fail them (their backends fall back or report the error); jobs still
-	 * queued are served by this one.
+	 * its exit settled them, and this settles any it could not (their
+	 * backends fall back or report the error); jobs still queued are served
+	 * by this one.
 	 */
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	srv->generation++;
@@ -705,9 +971,7 @@ gpusort_server_main(Datum main_arg)
 	srv->server_pid = MyProcPid;
 	srv->server_latch = MyLatch;
 	srv->started = GetCurrentTimestamp();
-	fail_jobs_in_flight();
-	for (int d = 0; d < GPUSORT_SERVER_MAX_DEVICES; d++)
-		srv->devices[d].running = 0;
+	settle_orphaned_jobs(srv->generation);
 	LWLockRelease(srv->lock);
 	on_shmem_exit(server_exit, (Datum) 0);
 
@@ -747,5 +1011,9 @@ gpusort_server_main(Datum main_arg)
 		}
 		if (relay_pipe[0] >= 0)
 			drain_relay();
+#ifdef GS_INJECTION_POINTS
+		if (srv->inject_exit_error == srv->generation)
+			context_broken_error();
+#endif
 	}
 }

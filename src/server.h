@@ -50,6 +50,23 @@ typedef enum GpusortSlotState
 	GPUSORT_SLOT_RUNNING		/* admitted: region, memory and a worker are its own */
 } GpusortSlotState;
 
+#ifdef GS_INJECTION_POINTS
+/*
+ * Test builds only (make INJECTION_POINTS=1): the stage at which the server
+ * holds every job it has until the injection is cleared or the server stops,
+ * so that a test can withdraw a job or end the server there.
+ */
+typedef enum GpusortInjection
+{
+	GPUSORT_INJECT_NONE = 0,
+	GPUSORT_INJECT_QUEUED,		/* nothing is admitted */
+	GPUSORT_INJECT_COPY_IN,		/* a worker copying in waits before the second chunk
+								 * (the first of a one-chunk input) */
+	GPUSORT_INJECT_RUNNING,		/* a worker has the input, before the sort */
+	GPUSORT_INJECT_COPY_OUT		/* a worker has sorted, before the first output chunk */
+} GpusortInjection;
+#endif
+
 typedef struct GpusortJobSlot
 {
 	/* under the lock */
@@ -98,9 +115,8 @@ typedef struct GpusortDeviceStats
 {
 	gs_device_props props;
 	Size		budget_bytes;
-	Size		reserved_bytes;
+	Size		reserved_bytes; /* the sum of its slots' reserved_bytes */
 	int			workers;
-	int			running;
 	uint64		jobs_done;
 	uint64		jobs_failed;
 	uint64		bytes_sorted;
@@ -127,6 +143,12 @@ typedef struct GpusortServerShared
 	char	   *area;			/* the transfer area (same address in every process) */
 	int			ngranules;
 	uint8	   *granule_used;	/* one byte per granule */
+#ifdef GS_INJECTION_POINTS
+	volatile uint32 inject;		/* a GpusortInjection, for the server of ... */
+	uint64		inject_generation;	/* ... this generation */
+	volatile uint32 inject_held;	/* jobs held there now */
+	uint64		inject_exit_error;	/* the generation that is to fail as for a broken context */
+#endif
 	int			nslots;
 	GpusortJobSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } GpusortServerShared;
@@ -135,6 +157,11 @@ typedef struct GpusortServerShared
 extern int	gpusort_server_memory;	/* MB per GPU, 0: 80% of its memory */
 extern int	gpusort_transfer_area;	/* MB */
 extern int	gpusort_server_streams; /* jobs in flight per GPU */
+
+#ifdef GS_INJECTION_POINTS
+/* Test builds: the server sorts on the CPU in its worker threads when no GPU is usable. */
+extern bool gpusort_server_cpu_device;
+#endif
 
 /* Set in the postmaster when gpusort was preloaded (inherited by its children). */
 extern bool gpusort_server_mode;

@@ -19,6 +19,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -29,6 +30,10 @@ PG_FUNCTION_INFO_V1(gpusort_server_status);
 
 bool		gpusort_server_mode = false;
 GpusortServerShared *gpusort_server = NULL;
+
+#ifdef GS_INJECTION_POINTS
+bool		gpusort_server_cpu_device = false;
+#endif
 
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -110,6 +115,17 @@ gpusort_server_register(void)
 	BackgroundWorker worker;
 
 	gpusort_server_mode = true;
+
+#ifdef GS_INJECTION_POINTS
+	DefineCustomBoolVariable("gpusort.server_cpu_device",
+							 "Makes the GPU server sort on the CPU in its worker threads when no GPU is usable.",
+							 "Only in test builds (make INJECTION_POINTS=1): jobs then pass through the "
+							 "server's stages on a machine without a GPU.",
+							 &gpusort_server_cpu_device,
+							 false,
+							 PGC_POSTMASTER, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+#endif
 
 #if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
@@ -551,6 +567,7 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	GpusortServerShared *srv = gpusort_server;
 	GpusortServerShared copy;
 	GpusortDeviceStats devices[GPUSORT_SERVER_MAX_DEVICES];
+	int			running[GPUSORT_SERVER_MAX_DEVICES];
 	int			queued = 0;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -561,9 +578,18 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	LWLockAcquire(srv->lock, LW_SHARED);
 	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
 	memcpy(devices, srv->devices, sizeof(devices));
+	memset(running, 0, sizeof(running));
+	/* the slots in use: admitted jobs hold theirs until their backend has the result */
 	for (int i = 0; i < srv->nslots; i++)
-		if (srv->slots[i].state == GPUSORT_SLOT_QUEUED)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+
+		if (slot->state == GPUSORT_SLOT_QUEUED)
 			queued++;
+		else if (slot->state == GPUSORT_SLOT_RUNNING &&
+				 slot->device >= 0 && slot->device < GPUSORT_SERVER_MAX_DEVICES)
+			running[slot->device]++;
+	}
 	LWLockRelease(srv->lock);
 
 	for (int d = 0; d < Max(copy.ndevices, 1); d++)
@@ -581,7 +607,7 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 			values[2] = Int32GetDatum(d);
 			values[3] = CStringGetTextDatum(dev->props.name);
 			values[4] = Int32GetDatum(dev->workers > 0 ? dev->workers : gpusort_server_streams);
-			values[5] = Int32GetDatum(dev->running);
+			values[5] = Int32GetDatum(running[d]);
 			values[7] = Int64GetDatum((int64) dev->jobs_done);
 			values[8] = Int64GetDatum((int64) dev->jobs_failed);
 			values[9] = Float8GetDatum(dev->reserved_bytes / 1048576.0);
@@ -604,6 +630,95 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	}
 	return (Datum) 0;
 }
+
+#ifdef GS_INJECTION_POINTS
+/* ------------------------------------------------------------------------
+ * Test builds only (make INJECTION_POINTS=1): the server's injection points
+ * from SQL.  No install script declares these functions; a test creates
+ * them, superuser only:
+ *   CREATE FUNCTION gpusort_server_inject(text) RETURNS void
+ *     AS '$libdir/gpusort' LANGUAGE C STRICT;
+ *   CREATE FUNCTION gpusort_server_held() RETURNS int
+ *     AS '$libdir/gpusort' LANGUAGE C;
+ * gpusort_server_inject('queued' | 'copy-in' | 'running' | 'copy-out')
+ * holds the running server's jobs at that stage, 'none' lets them go on,
+ * 'error-exit' makes the server fail as for a broken GPU context;
+ * gpusort_server_held() counts the jobs held now.
+ * ------------------------------------------------------------------------ */
+
+PG_FUNCTION_INFO_V1(gpusort_server_inject);
+PG_FUNCTION_INFO_V1(gpusort_server_held);
+
+static const char *const injection_names[] = {"none", "queued", "copy-in", "running", "copy-out"};
+
+static void
+check_injection_allowed(void)
+{
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may set the GPU server's injection points")));
+	if (!gpusort_server_mode || gpusort_server == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the GPU server is not running"),
+				 errhint("Add gpusort to shared_preload_libraries.")));
+}
+
+Datum
+gpusort_server_inject(PG_FUNCTION_ARGS)
+{
+	GpusortServerShared *srv = gpusort_server;
+	char	   *what = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int			stage = -1;
+	Latch	   *server_latch;
+
+	check_injection_allowed();
+	for (int i = 0; i < lengthof(injection_names); i++)
+		if (strcmp(what, injection_names[i]) == 0)
+			stage = i;
+	if (stage < 0 && strcmp(what, "error-exit") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown injection point \"%s\"", what),
+				 errhint("Use none, queued, copy-in, running, copy-out or error-exit.")));
+
+	wait_server_started();
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	if (stage < 0)
+		srv->inject_exit_error = srv->generation;
+	else
+	{
+		srv->inject_generation = srv->generation;
+		__atomic_store_n(&srv->inject, (uint32) stage, __ATOMIC_RELEASE);
+	}
+	server_latch = srv->server_latch;
+	LWLockRelease(srv->lock);
+	if (server_latch != NULL)
+		SetLatch(server_latch);
+	PG_RETURN_VOID();
+}
+
+Datum
+gpusort_server_held(PG_FUNCTION_ARGS)
+{
+	GpusortServerShared *srv = gpusort_server;
+	int			held = 0;
+
+	check_injection_allowed();
+	LWLockAcquire(srv->lock, LW_SHARED);
+	if (srv->inject == GPUSORT_INJECT_QUEUED && srv->inject_generation == srv->generation)
+	{
+		for (int i = 0; i < srv->nslots; i++)
+			if (srv->slots[i].state == GPUSORT_SLOT_QUEUED)
+				held++;
+	}
+	else
+		held = (int) __atomic_load_n(&srv->inject_held, __ATOMIC_ACQUIRE);
+	LWLockRelease(srv->lock);
+	PG_RETURN_INT32(held);
+}
+#endif
 
 /*
  * What the server found, for gpusort_info() and the device choice; while it
