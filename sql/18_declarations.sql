@@ -65,6 +65,14 @@ SELECT c.name, pg_temp.outcome(replace(c.query, 'src', 'src_numeric')) AS numeri
 	   pg_temp.outcome(replace(c.query, 'src', 'src_interval')) AS interval
 FROM calls c ORDER BY c.name;
 
+-- dates and timestamps, which gpusort sorts but percentile_cont does not
+-- interpolate: an error from the interpolating aggregates
+CREATE TEMP TABLE src_date AS SELECT '{2024-01-02, 2024-01-01}'::date[] AS a;
+CREATE TEMP TABLE src_timestamptz AS SELECT '{2024-01-02, 2024-01-01}'::timestamptz[] AS a;
+SELECT c.name, pg_temp.outcome(replace(c.query, 'src', 'src_date')) AS date,
+	   pg_temp.outcome(replace(c.query, 'src', 'src_timestamptz')) AS timestamptz
+FROM calls c WHERE c.name ~ 'cont|median' ORDER BY c.name;
+
 -- percentile_cont over numeric, as PostgreSQL's: the same double precision
 SELECT pg_typeof(gpu_percentile_cont(0.5) WITHIN GROUP (ORDER BY x)) AS gpusort_type,
 	   gpu_percentile_cont(0.5) WITHIN GROUP (ORDER BY x)

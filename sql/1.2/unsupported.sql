@@ -88,28 +88,38 @@ CREATE AGGREGATE gpu_topk_agg(@T@, int, bool) (
 COMMENT ON AGGREGATE gpu_topk_agg(@T@, int, bool) IS 'an error that names the element types gpusort sorts (@T@ is not one)';
 -- @end
 
+-- gpu_percentile_cont, gpu_percentile_cont_agg and gpu_median: the polymorphic
+-- overloads also take the dates and timestamps, which percentile_cont does not
+-- interpolate; their transition raises the error, whatever the type.
 -- @each anyelement
+CREATE FUNCTION gpu_percentile_cont_unsupported(internal, @T@)
+RETURNS internal AS 'MODULE_PATHNAME', 'gpu_percentile_cont_unsupported' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION gpu_percentile_cont_unsupported(internal, @T@, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'gpu_percentile_cont_unsupported' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION gpu_percentile_cont_unsupported(internal, @T@, float8[])
+RETURNS internal AS 'MODULE_PATHNAME', 'gpu_percentile_cont_unsupported' LANGUAGE C PARALLEL SAFE;
+
 CREATE AGGREGATE gpu_percentile_cont(float8 ORDER BY @T@) (
-	SFUNC = gpu_collect_transfn, STYPE = internal,
+	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal,
 	FINALFUNC = gpu_percentile_cont_final, FINALFUNC_MODIFY = SHAREABLE, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont(float8 ORDER BY @T@) IS 'an error that names the element types gpusort sorts, for the types without an aggregate of their own that do not cast to double precision';
+COMMENT ON AGGREGATE gpu_percentile_cont(float8 ORDER BY @T@) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
 CREATE AGGREGATE gpu_percentile_cont(float8[] ORDER BY @T@) (
-	SFUNC = gpu_collect_transfn, STYPE = internal,
+	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal,
 	FINALFUNC = gpu_percentile_cont_final, FINALFUNC_MODIFY = SHAREABLE, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont(float8[] ORDER BY @T@) IS 'an error that names the element types gpusort sorts, for the types without an aggregate of their own that do not cast to double precision';
+COMMENT ON AGGREGATE gpu_percentile_cont(float8[] ORDER BY @T@) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
 CREATE AGGREGATE gpu_percentile_cont_agg(@T@, float8) (
-	SFUNC = gpu_percentile_transfn, STYPE = internal, FINALFUNC = gpu_percentile_cont_agg_final,
+	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal, FINALFUNC = gpu_percentile_cont_agg_final,
 	COMBINEFUNC = gpu_sort_agg_combine, SERIALFUNC = gpu_sort_agg_serialize,
 	DESERIALFUNC = gpu_sort_agg_deserialize, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont_agg(@T@, float8) IS 'an error that names the element types gpusort sorts, for the types without an aggregate of their own that do not cast to double precision';
+COMMENT ON AGGREGATE gpu_percentile_cont_agg(@T@, float8) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
 CREATE AGGREGATE gpu_percentile_cont_agg(@T@, float8[]) (
-	SFUNC = gpu_percentile_transfn, STYPE = internal, FINALFUNC = gpu_percentile_cont_multi_agg_final,
+	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal, FINALFUNC = gpu_percentile_cont_multi_agg_final,
 	COMBINEFUNC = gpu_sort_agg_combine, SERIALFUNC = gpu_sort_agg_serialize,
 	DESERIALFUNC = gpu_sort_agg_deserialize, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont_agg(@T@, float8[]) IS 'an error that names the element types gpusort sorts, for the types without an aggregate of their own that do not cast to double precision';
+COMMENT ON AGGREGATE gpu_percentile_cont_agg(@T@, float8[]) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
 CREATE AGGREGATE gpu_median(@T@) (
-	SFUNC = gpu_collect_transfn, STYPE = internal, FINALFUNC = gpu_median_final,
+	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal, FINALFUNC = gpu_median_final,
 	COMBINEFUNC = gpu_sort_agg_combine, SERIALFUNC = gpu_sort_agg_serialize,
 	DESERIALFUNC = gpu_sort_agg_deserialize, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_median(@T@) IS 'an error that names the element types gpusort sorts, for the types without an aggregate of their own that do not cast to double precision';
+COMMENT ON AGGREGATE gpu_median(@T@) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
 -- @end
