@@ -12,25 +12,28 @@
 # CUDA_HOME, NVCC and CUDA_ARCH select the toolkit and the GPUs to build for.
 
 EXTENSION = gpusort
-EXTVERSION = 1.1
+EXTVERSION = 1.2
+PREV_VERSION = 1.1
 
 MODULE_big = gpusort
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 
-# SQL scripts.  sql/gpusort--1.0.sql is the 1.0 release as shipped (upgrades
-# start from it).  The 1.1 scripts are built: sql/gpusort.sql.in holds every
-# object of the base release, with the per-type part written once between
-# "-- @each TYPES" and "-- @end" (@T@ stands for the type); sql/1.1/*.sql add
-# what 1.1 adds, in name order, with the same blocks.  sql/expand.awk expands
-# them into the install script (all of it) and the upgrade script from 1.0
-# (the per-type blocks of the base for the types 1.0 lacked, and sql/1.1).
-SQL_BASE = sql/$(EXTENSION).sql.in
+# SQL scripts, as pgvector ships them: one install script per release and one
+# update script per step.  Those of earlier releases are frozen as shipped
+# (sql/gpusort--1.0.sql, --1.1.sql, --1.0--1.1.sql).  The current release's
+# two are built from sql/$(EXTVERSION)/*.sql, in name order: what it adds to
+# $(PREV_VERSION), appended to $(PREV_VERSION)'s install script for the new
+# install and alone for the update.  A fragment therefore runs after
+# $(PREV_VERSION)'s objects exist: it creates new objects and changes old ones
+# with CREATE OR REPLACE or ALTER, never DROP (an update keeps every object,
+# and with it the views and grants over it).  sql/expand.awk writes a
+# fragment's per-type blocks once for each type.
 SQL_FRAGMENTS = $(sort $(wildcard sql/$(EXTVERSION)/*.sql))
-SQL_NEW_TYPES = date timestamp timestamptz
+SQL_PREV = sql/$(EXTENSION)--$(PREV_VERSION).sql
 SQL_INSTALL = sql/$(EXTENSION)--$(EXTVERSION).sql
-SQL_UPGRADE = sql/$(EXTENSION)--1.0--$(EXTVERSION).sql
-DATA = sql/$(EXTENSION)--1.0.sql
-DATA_built = $(SQL_INSTALL) $(SQL_UPGRADE)
+SQL_UPDATE = sql/$(EXTENSION)--$(PREV_VERSION)--$(EXTVERSION).sql
+DATA_built = $(SQL_INSTALL) $(SQL_UPDATE)
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
 TESTS = $(sort $(wildcard sql/[0-9]*.sql))
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
@@ -105,17 +108,18 @@ PG_BUILD_NOW = $(VERSION) $(includedir_server) INJECTION_POINTS=$(INJECTION_POIN
 $(shell echo '$(PG_BUILD_NOW)' | cmp -s - $(PG_BUILD_FLAGS) 2>/dev/null || echo '$(PG_BUILD_NOW)' > $(PG_BUILD_FLAGS))
 $(OBJS): $(PG_BUILD_FLAGS) $(wildcard src/*.h) kernels/gpusort.h
 
-SQL_SOURCES = $(SQL_BASE) $(SQL_FRAGMENTS) sql/expand.awk Makefile
+SQL_EXPAND = awk -f sql/expand.awk $(SQL_FRAGMENTS) </dev/null
 
-$(SQL_INSTALL): $(SQL_SOURCES)
-	{ printf '%s\n' '-- gpusort $(EXTVERSION): sort arrays on NVIDIA GPUs, with a CPU fallback (built from $(SQL_BASE) and sql/$(EXTVERSION)/)' \
-	    '\echo Use "CREATE EXTENSION $(EXTENSION)" to load this file. \quit' ''; \
-	  awk -f sql/expand.awk $(SQL_BASE) $(SQL_FRAGMENTS); } > $@.tmp && mv $@.tmp $@
+# (the folder too: removing a fragment rebuilds them)
+$(SQL_INSTALL): $(SQL_PREV) sql/$(EXTVERSION) $(SQL_FRAGMENTS) sql/expand.awk Makefile
+	{ printf '%s\n' '-- gpusort $(EXTVERSION): $(SQL_PREV) and sql/$(EXTVERSION)/*.sql (built by make)' \
+	    '\echo Use "CREATE EXTENSION $(EXTENSION)" to load this file. \quit'; \
+	  sed '1,/\\quit$$/d' $(SQL_PREV) && $(SQL_EXPAND); } > $@.tmp && mv $@.tmp $@
 
-$(SQL_UPGRADE): $(SQL_SOURCES)
-	{ printf '%s\n' '-- gpusort 1.0 to $(EXTVERSION) (built from $(SQL_BASE) and sql/$(EXTVERSION)/)' \
+$(SQL_UPDATE): sql/$(EXTVERSION) $(SQL_FRAGMENTS) sql/expand.awk Makefile
+	{ printf '%s\n' '-- gpusort $(PREV_VERSION) to $(EXTVERSION): sql/$(EXTVERSION)/*.sql (built by make)' \
 	    '\echo Use "ALTER EXTENSION $(EXTENSION) UPDATE TO '"'"'$(EXTVERSION)'"'"'" to load this file. \quit' ''; \
-	  awk -f sql/expand.awk only='$(SQL_NEW_TYPES)' $(SQL_BASE) only= $(SQL_FRAGMENTS); } > $@.tmp && mv $@.tmp $@
+	  $(SQL_EXPAND); } > $@.tmp && mv $@.tmp $@
 
 .PHONY: sql-scripts
 sql-scripts: $(DATA_built)

@@ -1,55 +1,121 @@
--- ALTER EXTENSION gpusort UPDATE from 1.0 must give the same objects as a
--- fresh install of the current version: the extension's members as
--- pg_describe_object names them, with each function's signature, result,
--- attributes and C symbol, and each aggregate's support functions.  Prints
--- the versions, whether the numbers of members agree, and the members that
--- differ (none).
+-- ALTER EXTENSION gpusort UPDATE must give the objects a fresh install of
+-- the current version gives, from 1.0 (through 1.1) and from 1.1: every
+-- column of every catalog row of the extension's members (pg_proc, and
+-- whichever catalogs hold its other members) and of its aggregates'
+-- pg_aggregate rows, their comments, initial privileges and dependencies.
+-- A column that refers to another object by oid is compared as that
+-- object's description (pg_get_catalog_foreign_keys says which columns do),
+-- and an expression tree without its positions in the script's text, so
+-- the comparison needs no list of columns and holds on every PostgreSQL
+-- version.  Prints the rows that differ (none).  An update from 1.1 drops
+-- nothing: views over its functions and revoked privileges survive it.
 
 DROP EXTENSION gpusort;
 
-CREATE FUNCTION pg_temp.gpusort_members()
-RETURNS TABLE (object text, definition text) LANGUAGE sql AS $$
-	SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
-		   coalesce((SELECT format('(%s) %s%s %s %s strict=%s rows=%s %s',
-								   pg_get_function_arguments(p.oid),
-								   CASE WHEN p.proretset THEN 'SETOF ' ELSE '' END,
-								   format_type(p.prorettype, NULL), p.provolatile, p.proparallel,
-								   p.proisstrict, p.prorows, p.prosrc)
-					 FROM pg_proc p WHERE d.classid = 'pg_proc'::regclass AND p.oid = d.objid), '') ||
-		   coalesce((SELECT format(' agg %s %s %s %s %s %s', a.aggtransfn, a.aggfinalfn, a.aggcombinefn,
-								   a.aggserialfn, a.aggdeserialfn, format_type(a.aggtranstype, NULL))
-					 FROM pg_aggregate a WHERE d.classid = 'pg_proc'::regclass AND a.aggfnoid = d.objid), '')
-	FROM pg_depend d
-	WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-	  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'gpusort')
+-- One catalog's rows with the given oids (pg_aggregate: aggfnoid), one row
+-- per column: the object, catalog.column, and the value as text.
+CREATE FUNCTION pg_temp.catalog_rows(catalog regclass, oids oid[])
+RETURNS TABLE (object text, attribute text, value text) LANGUAGE plpgsql AS $$
+DECLARE
+	key text := CASE WHEN catalog = 'pg_aggregate'::regclass THEN 'aggfnoid' ELSE 'oid' END;
+	owner regclass := CASE WHEN catalog = 'pg_aggregate'::regclass THEN 'pg_proc'::regclass ELSE catalog END;
+	columns text;
+BEGIN
+	SELECT string_agg(format('(%L, %s)', catalog::text || '.' || a.attname,
+		CASE
+			WHEN fk.pktable IS NOT NULL AND fk.is_array THEN
+				format('(SELECT string_agg(CASE WHEN e = 0 THEN ''-'' ELSE pg_describe_object(%s, e, 0) END, '', '' ORDER BY o) FROM unnest(c.%I::oid[]) WITH ORDINALITY u(e, o))',
+					   fk.pktable::oid, a.attname)
+			WHEN fk.pktable IS NOT NULL THEN
+				format('CASE WHEN c.%I::oid = 0 THEN ''-'' ELSE pg_describe_object(%s, c.%I::oid, 0) END',
+					   a.attname, fk.pktable::oid, a.attname)
+			WHEN a.atttypid IN ('oid'::regtype, 'oid[]'::regtype, 'oidvector'::regtype)
+				 OR format_type(a.atttypid, NULL) LIKE 'reg%' THEN
+				format('''unresolved oid '' || c.%I::text', a.attname)
+			WHEN a.atttypid = 'pg_node_tree'::regtype THEN
+				format('regexp_replace(c.%I::text, '':location -?[0-9]+'', '':location'', ''g'')', a.attname)
+			ELSE format('c.%I::text', a.attname)
+		END), ', ' ORDER BY a.attnum)
+	INTO columns
+	FROM pg_attribute a
+	LEFT JOIN pg_get_catalog_foreign_keys() fk
+		ON fk.fktable = catalog AND fk.fkcols = ARRAY[a.attname::text]
+	WHERE a.attrelid = catalog AND a.attnum > 0 AND NOT a.attisdropped AND a.attname <> 'oid';
+
+	RETURN QUERY EXECUTE format(
+		'SELECT pg_describe_object(%s, c.%I, 0), v.attribute, v.value FROM %s c, LATERAL (VALUES %s) v(attribute, value) WHERE c.%I = ANY ($1)',
+		owner::oid, key, catalog, columns, key) USING oids;
+END $$;
+
+-- Everything about the installed extension's members.
+CREATE FUNCTION pg_temp.gpusort_catalog()
+RETURNS TABLE (object text, attribute text, value text) LANGUAGE sql AS $$
+	WITH members AS (
+		SELECT d.classid, d.objid FROM pg_depend d
+		WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+		  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'gpusort')
+	), classes AS (
+		SELECT classid AS catalog, array_agg(objid) AS oids FROM members GROUP BY classid
+		UNION ALL
+		SELECT 'pg_aggregate'::regclass, array_agg(objid) FROM members WHERE classid = 'pg_proc'::regclass
+	)
+	SELECT r.* FROM classes, pg_temp.catalog_rows(catalog, oids) r
+	UNION ALL
+	SELECT pg_describe_object(m.classid, m.objid, 0), 'comment', c.description
+	FROM members m JOIN pg_description c ON c.classoid = m.classid AND c.objoid = m.objid
+	UNION ALL
+	SELECT pg_describe_object(m.classid, m.objid, 0), 'initial privileges ' || i.privtype::text, i.initprivs::text
+	FROM members m JOIN pg_init_privs i ON i.classoid = m.classid AND i.objoid = m.objid
+	UNION ALL
+	SELECT pg_describe_object(m.classid, m.objid, 0), 'depends on',
+		   d.deptype::text || ' ' || pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)
+	FROM members m JOIN pg_depend d ON d.classid = m.classid AND d.objid = m.objid
 $$;
 
+-- 1.0, then 1.1, then the current version
 CREATE EXTENSION gpusort VERSION '1.0';
-SELECT extversion FROM pg_extension WHERE extname = 'gpusort';
-SELECT count(*) AS members_1_0 FROM pg_temp.gpusort_members();
-
+ALTER EXTENSION gpusort UPDATE TO '1.1';
 ALTER EXTENSION gpusort UPDATE;
+CREATE TEMP TABLE from_1_0 AS SELECT * FROM pg_temp.gpusort_catalog();
 SELECT extversion FROM pg_extension WHERE extname = 'gpusort';
-CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.gpusort_members();
 
 -- the new types work in the updated install
 SELECT gpu_sort('{2024-03-01,infinity,NULL,-infinity,2024-01-31}'::date[]) AS updated_sort;
-
 DROP EXTENSION gpusort;
+
+-- 1.1, then the current version
+CREATE EXTENSION gpusort VERSION '1.1';
+ALTER EXTENSION gpusort UPDATE;
+CREATE TEMP TABLE from_1_1 AS SELECT * FROM pg_temp.gpusort_catalog();
+DROP EXTENSION gpusort;
+
+-- a fresh install of the default version
 CREATE EXTENSION gpusort;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'gpusort')
 	AS fresh_is_default
 FROM pg_extension WHERE extname = 'gpusort';
-CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.gpusort_members();
+CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.gpusort_catalog();
 
-SELECT (SELECT count(*) FROM updated) = (SELECT count(*) FROM fresh) AS same_count,
-	   (SELECT count(*) FROM fresh) > 46 AS more_than_1_0;
+-- what was compared: members, columns of pg_proc and pg_aggregate, comments,
+-- dependencies, and no oid column left unresolved
+SELECT (SELECT count(DISTINCT object) FROM fresh) > 300 AS members,
+	   (SELECT count(DISTINCT attribute) FROM fresh WHERE attribute LIKE 'pg_proc.%') > 25 AS proc_columns,
+	   (SELECT count(DISTINCT attribute) FROM fresh WHERE attribute LIKE 'pg_aggregate.%') > 15 AS aggregate_columns,
+	   (SELECT count(*) FROM fresh WHERE attribute = 'comment') > 100 AS comments,
+	   (SELECT count(*) FROM fresh WHERE attribute = 'depends on') > 300 AS dependencies,
+	   (SELECT count(*) FROM fresh WHERE value LIKE 'unresolved oid%') AS unresolved;
 
--- members of one install that the other lacks or defines differently
-(SELECT 'only after update' AS side, * FROM updated EXCEPT SELECT 'only after update', * FROM fresh)
+-- the rows of an updated install that a fresh one lacks, and the reverse
+SELECT 'from 1.0' AS updated, diff.* FROM (
+	(SELECT 'only after update' AS side, * FROM from_1_0 EXCEPT SELECT 'only after update', * FROM fresh)
+	UNION ALL
+	(SELECT 'only in fresh install', * FROM fresh EXCEPT SELECT 'only in fresh install', * FROM from_1_0)) diff
 UNION ALL
-(SELECT 'only in fresh install', * FROM fresh EXCEPT SELECT 'only in fresh install', * FROM updated)
-ORDER BY 2, 1;
+SELECT 'from 1.1', diff.* FROM (
+	(SELECT 'only after update' AS side, * FROM from_1_1 EXCEPT SELECT 'only after update', * FROM fresh)
+	UNION ALL
+	(SELECT 'only in fresh install', * FROM fresh EXCEPT SELECT 'only in fresh install', * FROM from_1_1)) diff
+ORDER BY 1, 3, 4, 2, 5;
 
 -- every element type has each function and both aggregates
 SELECT t AS type,
@@ -59,3 +125,28 @@ SELECT t AS type,
 	   to_regprocedure(format('gpu_sort_agg(%s)', t)) IS NOT NULL
 		   AND to_regprocedure(format('gpu_sort_agg(%s, bool)', t)) IS NOT NULL AS sort_agg
 FROM unnest('{int2,int4,int8,float4,float8,date,timestamp,timestamptz}'::text[]) t;
+DROP EXTENSION gpusort;
+
+-- An update from 1.1 keeps every object: views over the functions, revoked
+-- privileges and the objects' oids survive it.
+CREATE EXTENSION gpusort VERSION '1.1';
+CREATE VIEW upgrade_last_run AS SELECT elements, device FROM gpusort_last_run();
+CREATE VIEW upgrade_info AS SELECT built_with_cuda, mode FROM gpusort_info();
+REVOKE EXECUTE ON FUNCTION gpusort_last_run() FROM PUBLIC;
+CREATE TEMP TABLE members_1_1 AS
+SELECT classid, objid FROM pg_depend
+WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+  AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'gpusort');
+ALTER EXTENSION gpusort UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'gpusort';
+SELECT (SELECT count(*) FROM upgrade_last_run) >= 0 AS view_last_run,
+	   (SELECT count(*) FROM upgrade_info) = 1 AS view_info,
+	   has_function_privilege('public', 'gpusort_last_run()', 'EXECUTE') AS public_may_run,
+	   (SELECT count(*) FROM members_1_1 m
+		WHERE NOT EXISTS (SELECT FROM pg_depend d
+						  WHERE d.classid = m.classid AND d.objid = m.objid AND d.deptype = 'e'
+							AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'gpusort')))
+		   AS members_lost;
+DROP VIEW upgrade_last_run, upgrade_info;
+DROP EXTENSION gpusort;
+CREATE EXTENSION gpusort;

@@ -7,7 +7,7 @@
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
-ALTER EXTENSION gpusort UPDATE TO '1.1';
+ALTER EXTENSION gpusort UPDATE;
 RESET client_min_messages;
 
 SELECT setseed(0.25);

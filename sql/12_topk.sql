@@ -7,7 +7,7 @@
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
-ALTER EXTENSION gpusort UPDATE TO '1.1';
+ALTER EXTENSION gpusort UPDATE;
 RESET client_min_messages;
 
 -- gpu_topk(a, k, descending) holds the elements of ORDER BY x [DESC] LIMIT k;

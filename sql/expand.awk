@@ -1,16 +1,12 @@
-# Expands the per-type blocks of gpusort's SQL sources (POSIX awk):
+# Expands the per-type blocks of gpusort's SQL fragments (POSIX awk):
 #
-#   -- @each int2 int4 date
-#   CREATE FUNCTION f(a @T@[]) ...;
+#   -- @each int2 int4 anyelement
+#   CREATE FUNCTION f(a @A@) RETURNS @T@ ...;
 #   -- @end
 #
 # prints the lines between the markers once for each listed type, @T@
-# replaced by the type's name; every other line is copied.  With the variable
-# only set to a list of types (awk -v only="date timestamp"), the blocks are
-# printed for those types instead and the lines outside blocks are left out:
-# the upgrade script takes from gpusort.sql.in only what 1.0 lacked.  A
-# variable assigned between file operands (only= file) applies to the files
-# after it.
+# replaced by the type's name and @A@ by its array type (@T@[], and anyarray
+# for anyelement); every other line is copied.
 
 # a block ends in the file that opened it
 FNR == 1 && inblock {
@@ -23,11 +19,8 @@ FNR == 1 && inblock {
 	if (inblock)
 		fail("@each inside an @each block")
 	ntypes = 0
-	if (only != "")
-		ntypes = split(only, types, " ")
-	else
-		for (i = 3; i <= NF; i++)
-			types[++ntypes] = $i
+	for (i = 3; i <= NF; i++)
+		types[++ntypes] = $i
 	nlines = 0
 	inblock = 1
 	blockstart = FNR
@@ -41,6 +34,7 @@ FNR == 1 && inblock {
 	for (t = 1; t <= ntypes; t++)
 		for (i = 1; i <= nlines; i++) {
 			line = lines[i]
+			gsub(/@A@/, (types[t] == "anyelement") ? "anyarray" : (types[t] "[]"), line)
 			gsub(/@T@/, types[t], line)
 			print line
 		}
@@ -53,9 +47,9 @@ inblock {
 	next
 }
 
-only == "" {
-	if (index($0, "@T@"))
-		fail("@T@ outside an @each block")
+{
+	if (index($0, "@T@") || index($0, "@A@"))
+		fail("@T@ or @A@ outside an @each block")
 	print
 }
 
