@@ -15,7 +15,7 @@
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
-ALTER EXTENSION gpusort UPDATE TO '1.1';
+ALTER EXTENSION gpusort UPDATE;
 RESET client_min_messages;
 
 -- PostgreSQL's answer first, then gpusort's

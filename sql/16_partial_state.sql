@@ -16,7 +16,7 @@
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
-ALTER EXTENSION gpusort UPDATE TO '1.1';
+ALTER EXTENSION gpusort UPDATE;
 RESET client_min_messages;
 
 -- The state's layout: elemtype oid, descending int4, nvalues int8, nnulls
