@@ -591,12 +591,15 @@ gs_runtime_fail(gs_error *err, cudaError_t e, bool injected, const char *what, c
 {
 	gs_status	s = gs_cuda_fail(err, e, what);
 
+#ifdef GS_INJECTION_POINTS
 	if (injected)
 	{
 		gs_append(err, " [injected by GPUSORT_FAULT_INJECT]");
 		return s;
 	}
-
+#else
+	(void) injected;
+#endif
 	return gs_context_check(s, err, stream);
 }
 
