@@ -395,9 +395,9 @@ gs_device_open(int id, gs_error *err)
 	{
 		gs_signals_blocked blocked;
 
-		e = cudaStreamCreateWithFlags(&gs_stream, cudaStreamNonBlocking);
+		e = gs_stream_make(&gs_stream);
 		for (i = 0; i < 4 && e == cudaSuccess; i++)
-			e = cudaEventCreateWithFlags(&gs_events[i], i < 2 ? cudaEventDisableTiming : cudaEventDefault);
+			e = gs_event_make(&gs_events[i], i < 2 ? cudaEventDisableTiming : cudaEventDefault);
 	}
 	if (e != cudaSuccess)
 	{
@@ -639,7 +639,7 @@ gs_readback_make(int device, gs_readback **rb)
 
 	if (r == NULL)
 		return cudaErrorMemoryAllocation;
-	e = cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming);
+	e = gs_event_make(&r->event, cudaEventDisableTiming);
 	if (e != cudaSuccess)
 	{
 		free(r);

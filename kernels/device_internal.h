@@ -214,6 +214,30 @@ gs_status	gs_context_check(gs_status s, gs_error *err, cudaStream_t stream);
 cudaError_t gs_context_create(int id);
 
 /*
+ * cudaEventCreateWithFlags and cudaStreamCreateWithFlags that leave the
+ * handle NULL when they fail, so that cleanup destroys only what was made.
+ */
+static inline cudaError_t
+gs_event_make(cudaEvent_t *event, unsigned int flags)
+{
+	cudaEvent_t made = NULL;
+	cudaError_t e = cudaEventCreateWithFlags(&made, flags);
+
+	*event = e == cudaSuccess ? made : NULL;
+	return e;
+}
+
+static inline cudaError_t
+gs_stream_make(cudaStream_t *stream)
+{
+	cudaStream_t made = NULL;
+	cudaError_t e = cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking);
+
+	*stream = e == cudaSuccess ? made : NULL;
+	return e;
+}
+
+/*
  * Blocks every signal of the calling thread for its lifetime, then restores
  * the mask: around any CUDA call that can initialise the driver or create a
  * context (threads inherit the mask of the thread that starts them).

@@ -69,11 +69,11 @@ gs_worker_create(int id, gs_worker **worker, gs_error *err)
 		gs_signals_blocked blocked;
 
 		if (e == cudaSuccess)
-			e = cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking);
+			e = gs_stream_make(&w->stream);
 		for (i = 0; i < GS_WORKER_MAX_SLOTS && e == cudaSuccess; i++)
-			e = cudaEventCreateWithFlags(&w->slot_events[i], cudaEventDisableTiming);
+			e = gs_event_make(&w->slot_events[i], cudaEventDisableTiming);
 		for (i = 0; i < 2 && e == cudaSuccess; i++)
-			e = cudaEventCreate(&w->timing[i]);
+			e = gs_event_make(&w->timing[i], cudaEventDefault);
 	}
 	if (e != cudaSuccess)
 	{

@@ -17,6 +17,15 @@
 #              sizes, every type and algorithm)
 #
 #   bash scripts/gpu-concurrency-check.sh [--out DIR] [--seconds S] [--clients LIST]
+#   bash scripts/gpu-concurrency-check.sh --unfixed-smem-limit [--out DIR]
+#
+# --unfixed-smem-limit (instead of the above, about 4 minutes): shows that
+# test_shared_context catches the race it is for.  It builds a copy of the
+# tree in /tmp whose gs_smem_limit (kernels/merge_common.cuh) is the version
+# before the race was fixed (it set a kernel's limit to each caller's size,
+# lowering it under other threads, and cached it without a lock), and runs
+# test_shared_context against it with 16 fresh processes: that run is
+# expected to FAIL (unfixed.log); the summary says whether it did.
 #
 # Logs in DIR (default $OUT, else bench/results/gpu-concurrency-DATE): build.log,
 # c.log, racecheck.log, memcheck.log, sql.log and summary.txt (one line per
@@ -28,13 +37,16 @@ cd "$root"
 
 seconds=60
 clients=16,64,300
+unfixed=0
 dir=${OUT:-}
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--out) dir=$2; shift 2 ;;
 		--seconds) seconds=$2; shift 2 ;;
 		--clients) clients=$2; shift 2 ;;
-		*) echo "usage: $0 [--out DIR] [--seconds S] [--clients LIST]" >&2; exit 2 ;;
+		--unfixed-smem-limit) unfixed=1; shift ;;
+		*) echo "usage: $0 [--out DIR] [--seconds S] [--clients LIST] | --unfixed-smem-limit [--out DIR]" >&2
+		   exit 2 ;;
 	esac
 done
 dir=${dir:-$root/bench/results/gpu-concurrency-$(date -u +%Y%m%d-%H%M)}
@@ -65,6 +77,49 @@ step() {
 
 summary "gpu-concurrency-check.sh on $(hostname) at $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 summary "$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
+
+# The library with gs_smem_limit as it was before the fix, and the test against it.
+unfixed_check() {
+	local copy
+	copy=$(mktemp -d /tmp/gs-unfixed.XXXXXX)
+	cp -a Makefile gpusort.control kernels src sql test "$copy/"
+	rm -rf "$copy"/kernels/*.o "$copy"/kernels/*.a "$copy"/kernels/.build-flags "$copy/test/bin"
+	perl -0pi -e 's{template <auto KERNEL>\nstatic cudaError_t\ngs_smem_limit\(size_t bytes\)\n\{.*?\n\}\n}{template <auto KERNEL>
+static cudaError_t
+gs_smem_limit(size_t bytes)
+{
+	static size_t done[64];
+	int			dev = 0;
+	cudaError_t e = cudaGetDevice(&dev);
+
+	if (e != cudaSuccess)
+		return e;
+	if (dev >= 0 && dev < 64 && done[dev] >= bytes)
+		return cudaSuccess;
+	e = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) bytes);
+	if (e == cudaSuccess && dev >= 0 && dev < 64)
+		done[dev] = bytes;
+	return e;
+}
+}s' "$copy/kernels/merge_common.cuh"
+	grep -q 'static size_t done\[64\]' "$copy/kernels/merge_common.cuh" || { echo "could not put the old gs_smem_limit back"; return 2; }
+	make -C "$copy" -s -j"$(nproc)" test/bin/test_shared_context || return 2
+	"$copy/test/bin/test_shared_context" --processes 16
+	local rc=$?
+	rm -rf "$copy"
+	return $rc
+}
+
+if [ "$unfixed" = 1 ]; then
+	step "unfixed gs_smem_limit: test_shared_context" unfixed.log 480 bash -c "$(declare -f unfixed_check); unfixed_check"
+	case $? in
+		1) summary "as expected, test_shared_context FAILS with the unfixed gs_smem_limit (unfixed.log)" ;;
+		0) summary "test_shared_context passed even with the unfixed gs_smem_limit: the race did not show this time" ;;
+		*) summary "the unfixed build or run did not complete (unfixed.log)" ;;
+	esac
+	summary "done in $((SECONDS - start))s; logs in $dir"
+	exit 0
+fi
 
 # 1. the module first (the SQL test needs it), then the test programs while the SQL test runs
 jobs=$(nproc 2>/dev/null || echo 4)
