@@ -8,10 +8,11 @@
  * library's per-process caches are what it exercises:
  *
  *  1. first launches at once: in fresh processes (this program started
- *     again with --first-launches), all threads wait at a barrier and then
- *     each sorts an array of a different size with the bitonic sort, once
- *     for each type and for keys and argsort; then every size up to the
- *     single block's largest, spread over the threads.  A thread that lowers
+ *     again with --first-launches), all threads make their device buffers,
+ *     wait at a barrier and then each calls gs_gpu_sort on an array of a
+ *     different size with the bitonic sort, once for each type and for keys
+ *     and argsort; then, on their workers, every size up to the single
+ *     block's largest, spread over the threads.  A thread that lowers
  *     a kernel's limit below another's launch fails that launch, and a limit
  *     recorded above the one set fails later launches as well.
  *  2. every size from 2 to --max-size (default 4096; an array of one element
@@ -39,6 +40,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cuda_runtime.h>
 
 #include "gpusort.h"
 #include "distributions.h"
@@ -252,6 +255,117 @@ first_launch_size(int i, int round)
 	return p + (size_t) (i / 10) % (p / 2 + 1);
 }
 
+/* Device buffers of one gs_gpu_sort, and the call's arguments. */
+typedef struct direct_sort
+{
+	gs_gpu_sort_args a;
+	cudaStream_t stream;
+	uint32_t   *iota;
+} direct_sort;
+
+/* Everything of a gs_gpu_sort of the thread's input but the call itself; false on a failure (noted). */
+static bool
+direct_prepare(thread_state *t, direct_sort *d, gs_type type, size_t n, bool argsort)
+{
+	size_t		w = gs_type_size(type);
+	gs_error	err;
+	bool		ok;
+
+	memset(d, 0, sizeof(*d));
+	d->a.type = type;
+	d->a.algorithm = GS_ALGO_BITONIC;
+	d->a.n = n;
+	ok = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) == cudaSuccess &&
+		cudaMalloc(&d->a.keys[0], n * w) == cudaSuccess && cudaMalloc(&d->a.keys[1], n * w) == cudaSuccess &&
+		cudaMemcpy(d->a.keys[0], t->input, n * w, cudaMemcpyHostToDevice) == cudaSuccess;
+	if (ok && argsort)
+	{
+		d->iota = (uint32_t *) xmalloc(n * sizeof(uint32_t));
+		for (size_t i = 0; i < n; i++)
+			d->iota[i] = (uint32_t) i;
+		ok = cudaMalloc((void **) &d->a.values[0], n * 4) == cudaSuccess &&
+			cudaMalloc((void **) &d->a.values[1], n * 4) == cudaSuccess &&
+			cudaMemcpy(d->a.values[0], d->iota, n * 4, cudaMemcpyHostToDevice) == cudaSuccess;
+	}
+	d->a.stream = d->stream;
+	if (ok && gs_gpu_sort(&d->a, &err) != GS_OK)
+	{
+		note_failure(t, "gs_gpu_sort size query: %s", err.message);
+		return false;
+	}
+	ok = ok && cudaMalloc(&d->a.temp, d->a.temp_bytes ? d->a.temp_bytes : 1) == cudaSuccess &&
+		cudaDeviceSynchronize() == cudaSuccess;
+	if (!ok)
+		note_failure(t, "could not set up a gs_gpu_sort: %s", cudaGetErrorName(cudaGetLastError()));
+	return ok;
+}
+
+static void
+direct_free(direct_sort *d)
+{
+	(void) cudaStreamSynchronize(d->stream);
+	cudaFree(d->a.keys[0]);
+	cudaFree(d->a.keys[1]);
+	cudaFree(d->a.values[0]);
+	cudaFree(d->a.values[1]);
+	cudaFree(d->a.temp);
+	cudaStreamDestroy(d->stream);
+	free(d->iota);
+}
+
+/*
+ * One round of part 1: every thread has its buffers ready, waits at the
+ * barrier, and calls gs_gpu_sort (the bitonic sort of its own size) at once
+ * with the others, so that their first settings of the kernel's limit meet.
+ */
+static void
+first_launch_round(thread_state *t, bool ok, gs_type type, size_t n, bool argsort, uint64_t seed)
+{
+	size_t		w = gs_type_size(type);
+	direct_sort d;
+	gs_error	err;
+	gs_status	s = GS_OK;
+	bool		prepared = false;
+
+	if (ok)
+	{
+		gs_fill(type, (gs_dist) (seed % GS_NUM_DISTS), t->input, n, seed);
+		if (gs_cpu_argsort(type, t->input, n, false, t->ref_perm, t->ref_keys, t->scratch, NULL, NULL, &err) != GS_OK)
+			ok = false;
+	}
+	if (ok)
+	{
+		prepared = true;
+		ok = direct_prepare(t, &d, type, n, argsort);
+	}
+	pthread_barrier_wait(&barrier);
+	if (!ok)
+	{
+		if (prepared)
+			direct_free(&d);
+		return;
+	}
+	t->jobs++;
+	s = gs_gpu_sort(&d.a, &err);
+	if (s == GS_OK && cudaStreamSynchronize(d.stream) != cudaSuccess)
+		note_failure(t, "first launch: bitonic %s n=%zu: %s", gs_type_name(type), n,
+					 cudaGetErrorName(cudaGetLastError()));
+	else if (s != GS_OK)
+		note_failure(t, "first launch: bitonic %s n=%zu %s: %s", gs_type_name(type), n,
+					 argsort ? "argsort" : "keys", err.message);
+	else
+	{
+		const void *src = argsort ? (const void *) d.a.values[d.a.result_selector] : d.a.keys[d.a.result_selector];
+		size_t		bytes = n * (argsort ? 4 : w);
+
+		if (cudaMemcpy(t->output, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess ||
+			memcmp(t->output, argsort ? (const char *) t->ref_perm : t->ref_keys, bytes) != 0)
+			note_failure(t, "first launch: bitonic %s n=%zu %s: differs from the CPU sort", gs_type_name(type), n,
+						 argsort ? "argsort" : "keys");
+	}
+	direct_free(&d);
+}
+
 /* Part 1 in this process: the first launches at once, then every single-block size. */
 static void *
 first_launches_thread(void *arg)
@@ -263,12 +377,8 @@ first_launches_thread(void *arg)
 	pthread_barrier_wait(&barrier);
 	for (int type = 0; type < GS_NUM_TYPES; type++)
 		for (int argsort = 0; argsort < 2; argsort++, round++)
-		{
-			pthread_barrier_wait(&barrier);
-			if (ok)
-				run_job(t, (gs_type) type, GS_ALGO_BITONIC, first_launch_size(t->index, round), argsort, false,
-						(uint64_t) round * 1000 + t->index);
-		}
+			first_launch_round(t, ok, (gs_type) type, first_launch_size(t->index, round), argsort,
+							   (uint64_t) round * 1000 + t->index);
 	for (size_t n = 2 + t->index; ok && n <= FIRST_LAUNCH_MAX; n += nthreads)
 		for (int type = 0; type < GS_NUM_TYPES; type++)
 			run_job(t, (gs_type) type, GS_ALGO_BITONIC, n, n % 2 == 1, n % 4 >= 2, n * 7 + type);
