@@ -115,6 +115,8 @@ double		gs_clock_ms(void);
 gs_status	gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err);
 
 #ifdef __CUDACC__
+#include <pthread.h>
+#include <signal.h>
 #include <cuda_runtime.h>
 
 /*
@@ -132,7 +134,9 @@ cudaEvent_t gs_device_timing_event(int i);
  * The memory pool: *ptr receives at least bytes of device memory, valid until
  * gs_pool_end_call().  One allocation, grown as needed (the old one freed
  * first, so peak use is the new size), never past limit (0: none) by its own
- * rounding or growth.  A failure is GS_ERR_DEVICE_MEMORY naming the CUDA error.
+ * rounding or growth.  Growth rounds up to twice the old size; when that is
+ * not free it is tried again at the size asked for.  A failure is
+ * GS_ERR_DEVICE_MEMORY naming the CUDA error.
  */
 gs_status	gs_pool_acquire(size_t bytes, size_t limit, void **ptr, gs_error *err);
 
@@ -146,36 +150,135 @@ void		gs_pool_end_call(void);
 gs_status	gs_staging_acquire(size_t chunk_bytes, void *bufs[2], gs_error *err);
 
 /*
- * Test-only fault injection (test/hardening/faults.sh).  When the environment variable
- * GPUSORT_FAULT_INJECT=N (N >= 1) is set as gs_device_open sets up its stream
- * (the first open, and the first open after each gs_device_release), the
- * N-th CUDA call made through GS_RT_CALL afterwards is not made and fails as
- * cudaErrorUnknown instead, once.  Each value arms once per process: a later
- * open with the same value does not arm again (unset it, or set another N,
- * to arm again), so a server started with it fails one sort per backend.
- * Costs one predictable branch per call.
+ * Test-only fault injection (test/hardening/faults.sh, test_host_sort),
+ * compiled only with -DGS_INJECTION_POINTS (make INJECTION_POINTS=1); a
+ * release build has none of it and GS_RT_CALL is the call itself.
+ *
+ * GPUSORT_FAULT_INJECT=N (N >= 1) in the environment as gs_device_open sets
+ * up its stream (the first open, and the first open after each
+ * gs_device_release) or as gs_worker_create runs: the N-th CUDA call made
+ * through GS_RT_CALL afterwards, by any thread of the process, is not made
+ * and fails as cudaErrorUnknown instead, once.  Each value arms once per
+ * process: a later open with the same value does not arm again (unset it,
+ * or set another N, to arm again), so a server started with it fails one
+ * sort.  The countdown is atomic.
+ *
+ * gs_fault_set_device_memory(bytes): a pool allocation (gs_pool_acquire) of
+ * more than bytes fails as cudaErrorMemoryAllocation without being made, as
+ * on a device with only that much free memory (0: off).
  */
-bool		gs_fault_fire(void);
+bool		gs_fault_built(void);	/* whether this build has the above */
+void		gs_fault_set_device_memory(size_t bytes);
 
-/* Arms the injection from the environment (gs_device_open and gs_worker_create call it). */
-void		gs_fault_arm(void);
+#ifdef GS_INJECTION_POINTS
+bool		gs_fault_fire(void);
+void		gs_fault_arm(void);		/* gs_device_open and gs_worker_create call it */
 
 #define GS_RT_CALL(call, injected) \
 	(((injected) = gs_fault_fire()) ? cudaErrorUnknown : (call))
+#else
+static inline void
+gs_fault_arm(void)
+{
+}
+
+#define GS_RT_CALL(call, injected) \
+	((injected) = false, (call))
+#endif
 
 /*
  * A CUDA error of the runtime path as a gs_error: gs_cuda_fail's message,
  * marked when the fault was injected, and, when the error left the context
  * unusable (a sticky error: every later call fails the same way), saying so,
- * since the caller cannot recover from that in this process.
+ * since the caller cannot recover from that in this process.  stream: the
+ * stream of the job that failed (gs_context_check).
  */
-gs_status	gs_runtime_fail(gs_error *err, cudaError_t e, bool injected, const char *what);
+gs_status	gs_runtime_fail(gs_error *err, cudaError_t e, bool injected, const char *what,
+							cudaStream_t stream);
 
 /*
  * After an error s that err already describes: if the context is unusable
- * now, says so in err and returns GS_ERR_CUDA; else returns s.
+ * now, says so in err, marks the process's context broken and returns
+ * GS_ERR_CUDA; else returns s.  It synchronises only stream (the failed
+ * job's own), never the device, so other threads' work goes on: a sticky
+ * error makes that call fail as well.
  */
-gs_status	gs_context_check(gs_status s, gs_error *err);
+gs_status	gs_context_check(gs_status s, gs_error *err, cudaStream_t stream);
+
+/*
+ * Makes device id current for the calling thread and its primary context
+ * exist, with every signal blocked meanwhile (gs_signals_blocked), so that
+ * the threads the CUDA runtime starts with the context never take the
+ * caller's signals.  Cheap once the context exists.
+ */
+cudaError_t gs_context_create(int id);
+
+/*
+ * cudaEventCreateWithFlags and cudaStreamCreateWithFlags that leave the
+ * handle NULL when they fail, so that cleanup destroys only what was made.
+ */
+static inline cudaError_t
+gs_event_make(cudaEvent_t *event, unsigned int flags)
+{
+	cudaEvent_t made = NULL;
+	cudaError_t e = cudaEventCreateWithFlags(&made, flags);
+
+	*event = e == cudaSuccess ? made : NULL;
+	return e;
+}
+
+static inline cudaError_t
+gs_stream_make(cudaStream_t *stream)
+{
+	cudaStream_t made = NULL;
+	cudaError_t e = cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking);
+
+	*stream = e == cudaSuccess ? made : NULL;
+	return e;
+}
+
+/*
+ * Blocks every signal of the calling thread for its lifetime, then restores
+ * the mask: around any CUDA call that can initialise the driver or create a
+ * context (threads inherit the mask of the thread that starts them).
+ */
+struct gs_signals_blocked
+{
+	sigset_t	old;
+
+	gs_signals_blocked()
+	{
+		sigset_t	all;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+	}
+	~gs_signals_blocked()
+	{
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	gs_signals_blocked(const gs_signals_blocked &) = delete;
+	gs_signals_blocked &operator=(const gs_signals_blocked &) = delete;
+};
+
+/*
+ * Where the radix sort's plan comes back to the host: a pinned word and an
+ * event that says it has arrived.  Taken for one sort and handed back
+ * (acquire / release, any thread); the idle ones are kept per device for
+ * the next sort and freed by gs_device_release and gs_worker_destroy.
+ * gs_pinned_bytes_held counts every one that exists.
+ */
+typedef struct gs_readback
+{
+	uint32_t   *word;
+	cudaEvent_t event;
+	int			device;
+	struct gs_readback *next;	/* in the idle list */
+} gs_readback;
+
+cudaError_t gs_readback_acquire(int device, gs_readback **rb);
+void		gs_readback_release(gs_readback *rb);
+void		gs_readback_free_idle(void);
 #endif							/* __CUDACC__ */
 
 #endif							/* GPUSORT_DEVICE_INTERNAL_H */

@@ -127,7 +127,7 @@ gs_launch_iota(uint32_t *values, size_t n, cudaStream_t stream)
 		bool		gs_inj_; \
 		cudaError_t gs_e_ = GS_RT_CALL((call), gs_inj_); \
 		if (gs_e_ != cudaSuccess) \
-			return gs_runtime_fail(err, gs_e_, gs_inj_, (what)); \
+			return gs_runtime_fail(err, gs_e_, gs_inj_, (what), gs_device_stream()); \
 	} while (0)
 
 /* ------------------------------------------------------------------------
@@ -267,7 +267,7 @@ gs_register(const void *p, size_t bytes, bool *registered, gs_error *err)
 		(void) cudaGetLastError();
 		return GS_OK;
 	}
-	return gs_runtime_fail(err, e, injected, "could not pin host memory");
+	return gs_runtime_fail(err, e, injected, "could not pin host memory", gs_device_stream());
 }
 
 /* Unpins what gs_host_sort pinned (the flags say what). */
@@ -579,7 +579,8 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 		e = GS_RT_CALL(gs_launch_iota(a.values[0], job->n, stream), injected);
 		if (e != cudaSuccess)
 		{
-			s = gs_runtime_fail(err, e, injected, "could not launch the argsort payload kernel");
+			s = gs_runtime_fail(err, e, injected, "could not launch the argsort payload kernel",
+								gs_device_stream());
 			goto out;
 		}
 	}
@@ -598,7 +599,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	e = GS_RT_CALL(cudaEventRecord(gs_device_timing_event(0), stream), injected);
 	if (e != cudaSuccess)
 	{
-		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event");
+		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event", gs_device_stream());
 		goto out;
 	}
 	if (topk)
@@ -614,13 +615,13 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	if (s != GS_OK)
 	{
 		if (s == GS_ERR_CUDA)
-			s = gs_context_check(s, err);	/* gs_gpu_sort named the error; did the context survive it? */
+			s = gs_context_check(s, err, gs_device_stream());	/* gs_gpu_sort named the error; did the context survive it? */
 		goto out;
 	}
 	e = GS_RT_CALL(cudaEventRecord(gs_device_timing_event(1), stream), injected);
 	if (e != cudaSuccess)
 	{
-		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event");
+		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event", gs_device_stream());
 		goto out;
 	}
 
@@ -641,7 +642,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 											gs_device_timing_event(1)), injected);
 	if (e != cudaSuccess)
 	{
-		s = gs_runtime_fail(err, e, injected, "the sort failed on the device");
+		s = gs_runtime_fail(err, e, injected, "the sort failed on the device", gs_device_stream());
 		goto out;
 	}
 	if (gs_poll(job->interrupt, job->interrupt_arg))

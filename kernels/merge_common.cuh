@@ -9,6 +9,8 @@
 #define GPUSORT_MERGE_COMMON_CUH
 
 #include <stdint.h>
+#include <atomic>
+#include <mutex>
 #include <cuda_runtime.h>
 
 #include "gpusort.h"
@@ -101,26 +103,42 @@ gs_align_up(size_t x, size_t a)
 	return (x + a - 1) / a * a;
 }
 
+/* Devices whose per-kernel settings the caches below keep. */
+#define GS_CACHED_DEVICES 64
+
 /*
- * Raises a kernel's dynamic shared memory limit, once per device and size
- * (the call costs microseconds, which small sorts notice).  One counter per
- * kernel: the kernel is the template argument.
+ * Makes a kernel's dynamic shared memory limit at least bytes on the current
+ * device.  The limit belongs to the context, which the GPU server's threads
+ * share, so it only ever goes up: lowering it to one launch's size would fail
+ * another thread's larger launch between its own raise and launch.  The
+ * limit set so far is kept per kernel (the template argument) and device, so
+ * that a launch that fits costs one atomic load (the call itself costs
+ * microseconds, which small sorts notice); raising it is under the kernel's
+ * mutex, and the recorded limit is the one set.
  */
 template <auto KERNEL>
 static cudaError_t
 gs_smem_limit(size_t bytes)
 {
-	static size_t done[64];
+	static std::atomic<size_t> done[GS_CACHED_DEVICES];
+	static std::mutex raising;
 	int			dev = 0;
 	cudaError_t e = cudaGetDevice(&dev);
 
 	if (e != cudaSuccess)
 		return e;
-	if (dev >= 0 && dev < 64 && done[dev] >= bytes)
+	if (dev < 0 || dev >= GS_CACHED_DEVICES)
+		return cudaErrorInvalidDevice;
+	if (done[dev].load(std::memory_order_acquire) >= bytes)
+		return cudaSuccess;
+
+	std::lock_guard<std::mutex> hold(raising);
+
+	if (done[dev].load(std::memory_order_relaxed) >= bytes)
 		return cudaSuccess;
 	e = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) bytes);
-	if (e == cudaSuccess && dev >= 0 && dev < 64)
-		done[dev] = bytes;
+	if (e == cudaSuccess)
+		done[dev].store(bytes, std::memory_order_release);
 	return e;
 }
 
@@ -157,19 +175,28 @@ gs_pdl_trigger(void)
 #endif
 }
 
-/* Whether the current device can launch dependents early (compute capability 9.0 or later). */
+/*
+ * Whether the current device can launch dependents early (compute capability
+ * 9.0 or later).  The major version is kept per device (0: not read yet);
+ * threads that read it at once store the same value.
+ */
 static inline bool
 gs_pdl_supported(void)
 {
-	static int	major[64];
+	static std::atomic<int> majors[GS_CACHED_DEVICES];
 	int			dev = 0;
+	int			major;
 
-	if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+	if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= GS_CACHED_DEVICES)
 		return false;
-	if (major[dev] == 0 &&
-		cudaDeviceGetAttribute(&major[dev], cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-		return false;
-	return major[dev] >= 9;
+	major = majors[dev].load(std::memory_order_relaxed);
+	if (major == 0)
+	{
+		if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+			return false;
+		majors[dev].store(major, std::memory_order_relaxed);
+	}
+	return major >= 9;
 }
 
 /*

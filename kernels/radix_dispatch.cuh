@@ -8,6 +8,7 @@
 #define GPUSORT_RADIX_DISPATCH_CUH
 
 #include <atomic>
+#include <mutex>
 
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "gpusort.h"
 #include "internal.h"
+#include "device_internal.h"
 #include "radix_agent.cuh"
 
 /*
@@ -123,7 +125,11 @@ gs_radix_probe_kernel(void)
 		gs_radix_probe_wrong = total;
 }
 
-/* What the dispatch needs to know about the device, read once per device. */
+/*
+ * What the dispatch needs to know about the device, read once per device by
+ * the first thread that sorts there (under gs_radix_devices_lock; ready is
+ * set last, with release order, and read with acquire order).
+ */
 typedef struct gs_radix_device
 {
 	std::atomic<int> ready;
@@ -133,42 +139,8 @@ typedef struct gs_radix_device
 
 #define GS_RADIX_MAX_DEVICES 64
 
-/*
- * Where a sort's plan comes back to the host: a pinned word and an event
- * that says it has arrived, made once per thread and device and kept for
- * the life of the thread (the library never resets a device, so they stay
- * valid).
- */
-typedef struct gs_radix_readback
-{
-	uint32_t   *word;
-	cudaEvent_t event;
-} gs_radix_readback;
-
-static cudaError_t
-gs_radix_readback_get(int device, gs_radix_readback **rb)
-{
-	static thread_local gs_radix_readback slots[GS_RADIX_MAX_DEVICES];
-	gs_radix_readback *r = &slots[device];
-	cudaError_t e = cudaSuccess;
-
-	if (r->word == NULL)
-	{
-		e = cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming);
-		if (e == cudaSuccess)
-			e = cudaMallocHost((void **) &r->word, sizeof(uint32_t));
-		if (e != cudaSuccess)
-		{
-			(void) cudaEventDestroy(r->event);
-			r->word = NULL;
-			return e;
-		}
-	}
-	*rb = r;
-	return cudaSuccess;
-}
-
 static gs_radix_device gs_radix_devices[GS_RADIX_MAX_DEVICES];
+static std::mutex gs_radix_devices_lock;
 
 template <typename KeyT, bool HAS_VALUES, class Policy>
 struct gs_radix_dispatch
@@ -257,7 +229,12 @@ struct gs_radix_dispatch
 
 	static_assert(Policy::SMALL_MAX <= large_agent::TILE, "SMALL_MAX fits one block");
 
-	/* Raises the kernels' dynamic shared memory limits, once per device and rank. */
+	/*
+	 * Raises the kernels' dynamic shared memory limits, once per device and
+	 * rank.  Each kernel's limit is a constant (its largest launch), so
+	 * threads that configure at once set the same values and none is ever
+	 * lowered; the bit is set after every value has been.
+	 */
 	template <int RANK>
 	static gs_status
 	configure(int device, gs_error *err)
@@ -265,7 +242,7 @@ struct gs_radix_dispatch
 		static std::atomic<uint64_t> configured(0);
 		uint64_t	bit = UINT64_C(1) << device;
 
-		if (configured.load(std::memory_order_relaxed) & bit)
+		if (configured.load(std::memory_order_acquire) & bit)
 			return GS_OK;
 		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK>,
 										   cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -282,7 +259,7 @@ struct gs_radix_dispatch
 		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 512, 16, RANK>,
 										   cudaFuncAttributeMaxDynamicSharedMemorySize,
 										   (int) large_agent::SMEM_BYTES), err);
-		configured.fetch_or(bit, std::memory_order_relaxed);
+		configured.fetch_or(bit, std::memory_order_release);
 		return GS_OK;
 	}
 
@@ -415,23 +392,13 @@ struct gs_radix_dispatch
 			return GS_OK;
 		}
 
-		gs_radix_readback *rb;
+		const int	first_digit = l.portions == 1 ? 1 : 0;
+		uint32_t	plan = 0;
+		gs_status	s = read_plan<RANK>(a, l, temp, device, &launch, &plan, err);
 
-		GS_CUDA_CHECK(gs_radix_readback_get(device, &rb), err);
-		GS_CUDA_CHECK(cudaMemcpyAsync(rb->word, temp + l.plan, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream), err);
-		GS_CUDA_CHECK(cudaEventRecord(rb->event, stream), err);
+		if (s != GS_OK)
+			return s;
 
-		int			first_digit = 0;
-
-		if (l.portions == 1)
-		{
-			launch_pass<RANK>(a, l, temp, 0, 0, 0, GS_RADIX_PLAN_AHEAD, true, false, true, &launch, stream);
-			GS_CUDA_CHECK(cudaGetLastError(), err);
-			first_digit = 1;
-		}
-		GS_CUDA_CHECK(cudaEventSynchronize(rb->event), err);
-
-		const uint32_t plan = *rb->word;
 		int			active = __builtin_popcount(plan);
 		int			done = 0;
 
@@ -455,6 +422,42 @@ struct gs_radix_dispatch
 		}
 		a->result_selector = selector;
 		return GS_OK;
+	}
+
+	/*
+	 * Copies the plan (which digits vary) to the host and waits for it; with
+	 * one portion the first pass is launched before the wait (PLAN_AHEAD).
+	 * The readback is taken for this and handed back after, once nothing is
+	 * in flight into it (after an error, once the stream is drained).
+	 */
+	template <int RANK>
+	static gs_status
+	read_plan(gs_gpu_sort_args *a, const layout &l, unsigned char *temp, int device, uint32_t *launch,
+			  uint32_t *plan, gs_error *err)
+	{
+		cudaStream_t stream = (cudaStream_t) a->stream;
+		gs_readback *rb;
+		cudaError_t e;
+		const char *what = "cudaMemcpyAsync of the radix sort's plan";
+
+		GS_CUDA_CHECK(gs_readback_acquire(device, &rb), err);
+		e = cudaMemcpyAsync(rb->word, temp + l.plan, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
+		if (e == cudaSuccess && (e = cudaEventRecord(rb->event, stream)) != cudaSuccess)
+			what = "cudaEventRecord after the radix sort's plan";
+		if (e == cudaSuccess && l.portions == 1)
+		{
+			launch_pass<RANK>(a, l, temp, 0, 0, 0, GS_RADIX_PLAN_AHEAD, true, false, true, launch, stream);
+			if ((e = cudaGetLastError()) != cudaSuccess)
+				what = "the radix sort's first pass";
+		}
+		if (e == cudaSuccess && (e = cudaEventSynchronize(rb->event)) != cudaSuccess)
+			what = "cudaEventSynchronize on the radix sort's plan";
+		if (e == cudaSuccess)
+			*plan = *rb->word;
+		else
+			(void) cudaStreamSynchronize(stream);
+		gs_readback_release(rb);
+		return e == cudaSuccess ? GS_OK : gs_cuda_fail(err, e, what);
 	}
 
 	/*
@@ -507,10 +510,33 @@ struct gs_radix_dispatch
 };
 
 /*
+ * Reads device's SM count and runs the probe of GS_RADIX_RANK_ATOMIC on
+ * stream (the probe's word is one per device: the caller holds
+ * gs_radix_devices_lock).  GPUSORT_RADIX_RANK=ballot in the environment
+ * makes every device fail the probe, so that tests can run the other rank.
+ */
+static inline gs_status
+gs_radix_probe_device(int device, gs_radix_device *d, cudaStream_t stream, gs_error *err)
+{
+	const char *forced = getenv("GPUSORT_RADIX_RANK");
+	uint32_t	wrong = 1;
+	int			sm_count = 0;
+
+	GS_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), err);
+	gs_radix_probe_kernel<<<1, 128, 0, stream>>>();
+	GS_CUDA_CHECK(cudaGetLastError(), err);
+	GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
+	GS_CUDA_CHECK(cudaMemcpyFromSymbol(&wrong, gs_radix_probe_wrong, sizeof(wrong)), err);
+	d->sm_count = sm_count;
+	d->atomics_ordered = wrong == 0 && !(forced != NULL && strcmp(forced, "ballot") == 0);
+	d->ready.store(1, std::memory_order_release);
+	return GS_OK;
+}
+
+/*
  * The current device, its SM count, and whether it passes the probe of
  * GS_RADIX_RANK_ATOMIC (run on stream, which it synchronises, the first time
- * a device is seen).  GPUSORT_RADIX_RANK=ballot in the environment makes
- * every device fail the probe, so that tests can run the other rank.
+ * a device is seen; one thread probes while the others wait).
  */
 static inline gs_status
 gs_radix_device_info(int *device, int *sm_count, bool *atomics_ordered, cudaStream_t stream, gs_error *err)
@@ -524,17 +550,15 @@ gs_radix_device_info(int *device, int *sm_count, bool *atomics_ordered, cudaStre
 
 	if (!d->ready.load(std::memory_order_acquire))
 	{
-		const char *forced = getenv("GPUSORT_RADIX_RANK");
-		uint32_t	wrong = 1;
+		std::lock_guard<std::mutex> hold(gs_radix_devices_lock);
 
-		GS_CUDA_CHECK(cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, *device), err);
-		gs_radix_probe_kernel<<<1, 128, 0, stream>>>();
-		GS_CUDA_CHECK(cudaGetLastError(), err);
-		GS_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&wrong, gs_radix_probe_wrong, sizeof(wrong), 0,
-												cudaMemcpyDeviceToHost, stream), err);
-		GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
-		d->atomics_ordered = wrong == 0 && !(forced != NULL && strcmp(forced, "ballot") == 0);
-		d->ready.store(1, std::memory_order_release);
+		if (!d->ready.load(std::memory_order_relaxed))
+		{
+			gs_status	s = gs_radix_probe_device(*device, d, stream, err);
+
+			if (s != GS_OK)
+				return s;
+		}
 	}
 	*sm_count = d->sm_count;
 	*atomics_ordered = d->atomics_ordered;

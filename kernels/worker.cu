@@ -42,7 +42,7 @@ struct gs_worker
 		cudaError_t gs_e_ = GS_RT_CALL((call), gs_inj_); \
 		if (gs_e_ != cudaSuccess) \
 		{ \
-			s = gs_runtime_fail(err, gs_e_, gs_inj_, (what)); \
+			s = gs_runtime_fail(err, gs_e_, gs_inj_, (what), w->stream); \
 			goto out; \
 		} \
 	} while (0)
@@ -51,30 +51,30 @@ gs_status
 gs_worker_create(int id, gs_worker **worker, gs_error *err)
 {
 	gs_worker  *w;
-	sigset_t	all,
-				old;
 	cudaError_t e;
 	int			i;
 
 	*worker = NULL;
+	if (gs_device_context_broken())
+		return gs_fail(err, GS_ERR_CUDA,
+					   "the CUDA context is unusable after an earlier error: restart the process to use the GPU again");
 	w = (gs_worker *) calloc(1, sizeof(gs_worker));
 	if (w == NULL)
 		return gs_fail(err, GS_ERR_HOST_MEMORY, "out of host memory for a worker");
 	w->device = id;
 
 	/* the context and the runtime's threads start here: no signal may reach them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	e = cudaSetDevice(id);
-	if (e == cudaSuccess)
-		e = cudaFree(NULL);
-	if (e == cudaSuccess)
-		e = cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking);
-	for (i = 0; i < GS_WORKER_MAX_SLOTS && e == cudaSuccess; i++)
-		e = cudaEventCreateWithFlags(&w->slot_events[i], cudaEventDisableTiming);
-	for (i = 0; i < 2 && e == cudaSuccess; i++)
-		e = cudaEventCreate(&w->timing[i]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	e = gs_context_create(id);
+	{
+		gs_signals_blocked blocked;
+
+		if (e == cudaSuccess)
+			e = gs_stream_make(&w->stream);
+		for (i = 0; i < GS_WORKER_MAX_SLOTS && e == cudaSuccess; i++)
+			e = gs_event_make(&w->slot_events[i], cudaEventDisableTiming);
+		for (i = 0; i < 2 && e == cudaSuccess; i++)
+			e = gs_event_make(&w->timing[i], cudaEventDefault);
+	}
 	if (e != cudaSuccess)
 	{
 		gs_status	s = gs_cuda_fail(err, e, "could not set up a worker on the device");
@@ -106,6 +106,7 @@ gs_worker_destroy(gs_worker *w)
 	for (i = 0; i < 2; i++)
 		if (w->timing[i] != NULL)
 			(void) cudaEventDestroy(w->timing[i]);
+	gs_readback_free_idle();
 	(void) cudaGetLastError();
 	free(w);
 }
@@ -116,9 +117,16 @@ gs_worker_device_bytes(const gs_worker *w)
 	return w != NULL ? w->device_bytes : 0;
 }
 
+/*
+ * gs_host_pin, gs_host_unpin and gs_device_pool_keep may be the first CUDA
+ * calls of the process (the GPU server's main thread makes them before its
+ * workers start), and each can create the primary context: signals stay
+ * blocked over them.
+ */
 gs_status
 gs_host_pin(void *p, size_t bytes, gs_error *err)
 {
+	gs_signals_blocked blocked;
 	cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
 
 	if (e != cudaSuccess)
@@ -132,6 +140,8 @@ gs_host_pin(void *p, size_t bytes, gs_error *err)
 void
 gs_host_unpin(void *p)
 {
+	gs_signals_blocked blocked;
+
 	(void) cudaHostUnregister(p);
 	(void) cudaGetLastError();
 }
@@ -139,6 +149,7 @@ gs_host_unpin(void *p)
 gs_status
 gs_device_pool_keep(int id, size_t keep_bytes, gs_error *err)
 {
+	gs_signals_blocked blocked;
 	cudaMemPool_t pool;
 	uint64_t	keep = keep_bytes;
 
@@ -238,7 +249,7 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	if (e != cudaSuccess)
 	{
 		base = NULL;
-		s = gs_runtime_fail(err, e, injected, "could not allocate device memory");
+		s = gs_runtime_fail(err, e, injected, "could not allocate device memory", w->stream);
 		goto done;
 	}
 	w->device_bytes = l.total;
@@ -291,7 +302,7 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	if (s != GS_OK)
 	{
 		if (s == GS_ERR_CUDA)
-			s = gs_context_check(s, err);
+			s = gs_context_check(s, err, w->stream);
 		goto out;
 	}
 	GS_W_CHECK(cudaEventRecord(w->timing[1], w->stream), "could not record a CUDA event");
