@@ -7,7 +7,9 @@
  * (and over the cheapest partial path under a Gather Merge) when every sort
  * key is a column of the input of a supported type sorted by its default
  * btree operator, ASC or DESC, NULLS FIRST or LAST, and the keys' ordered bits
- * fit in 128 bits with one NULL bit per key.
+ * fit in 128 bits with one NULL bit per key.  Its rows are its input's,
+ * column for column: it never projects, and its keys are input columns by
+ * position, found as Sort's are (a volatile key by its sortgroupref).
  *
  * The executor reads the child's tuples into memory, keeps each key as an
  * unsigned ordered value (keys.h's transforms, -0 and NaN payloads made equal
@@ -16,8 +18,10 @@
  * NULL bit above a key's value only where that key had NULLs.  One stable
  * argsort through gpusort_run orders words of up to 64 bits; 128-bit words
  * take two (low word, then high word: LSD order).  Tuples come back in that
- * order, ties in input order.  When the input outgrows work_mem it hands what
- * it holds to a tuplesort with the same keys and goes on as Sort would.
+ * order, ties in input order.  Its arrays grow within work_mem; when the
+ * input outgrows that it hands what it holds to a tuplesort with the same
+ * keys and goes on as Sort would.  Under a Gather Merge, EXPLAIN ANALYZE
+ * shows each worker's figures as well as the leader's.
  */
 #include "postgres.h"
 
@@ -165,6 +169,8 @@ typedef struct SortNodeState
 	int64		mark_current;
 	bool		mark_eof;
 
+	bool		grown_to_limit; /* the row arrays' last growth is done */
+
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
 
@@ -257,10 +263,11 @@ key_type_width(Oid type, bool *is_float)
  * column of its ORDER BY clause, found by its sortgroupref: two equal
  * volatile expressions are different values, so equal() cannot tell which.
  * Any other key is the first column that matches a member of its
- * equivalence class (all of whose members sort alike).
+ * equivalence class (all of whose members sort alike), child members of
+ * relids included.
  */
 static int
-key_column(PathKey *pk, PathTarget *target)
+key_column(PathKey *pk, PathTarget *target, Relids relids)
 {
 	EquivalenceClass *ec = pk->pk_eclass;
 	int			i = 0;
@@ -277,20 +284,21 @@ key_column(PathKey *pk, PathTarget *target)
 				get_pathtarget_sortgroupref(target, i - 1) == ec->ec_sortref)
 				return i;
 		}
-		else if (find_ec_member_matching_expr(ec, expr, NULL) != NULL)
+		else if (find_ec_member_matching_expr(ec, expr, relids) != NULL)
 			return i;
 	}
 	return 0;
 }
 
 /*
- * The sort keys as columns of target (key_column): each must be of a
+ * The sort keys as columns of input's target (key_column): each must be of a
  * supported type, ordered by the type's default btree operator family.
  * Returns false when one is not.
  */
 static bool
-match_sort_keys(List *pathkeys, PathTarget *target, List **private)
+match_sort_keys(List *pathkeys, Path *input, List **private)
 {
+	PathTarget *target = input->pathtarget;
 	List	   *columns = NIL;
 	List	   *types = NIL;
 	List	   *operators = NIL;
@@ -303,7 +311,7 @@ match_sort_keys(List *pathkeys, PathTarget *target, List **private)
 	{
 		PathKey    *pk = (PathKey *) lfirst(lc);
 		EquivalenceClass *ec = pk->pk_eclass;
-		int			column = key_column(pk, target);
+		int			column = key_column(pk, target, input->parent->relids);
 		Oid			type;
 		Oid			opclass;
 		Oid			sortop;
@@ -451,7 +459,7 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	input_path = input_rel->cheapest_total_path;
 	if (!pathkeys_contained_in(pathkeys, input_path->pathkeys) &&
 		fits_in_work_mem(input_path, list_length(pathkeys)) &&
-		match_sort_keys(pathkeys, input_path->pathtarget, &private))
+		match_sort_keys(pathkeys, input_path, &private))
 	{
 		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private, false);
 
@@ -469,7 +477,7 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 
 		if (pathkeys_contained_in(pathkeys, partial->pathkeys) ||
 			!fits_in_work_mem(partial, list_length(pathkeys)) ||
-			!match_sort_keys(pathkeys, partial->pathtarget, &private))
+			!match_sort_keys(pathkeys, partial, &private))
 			return;
 		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private, true);
 		total_groups = partial->rows * partial->parallel_workers;
@@ -621,6 +629,7 @@ reset_sort(SortNodeState *state)
 	state->perm = NULL;
 	state->ntuples = 0;
 	state->capacity = 0;
+	state->grown_to_limit = false;
 	state->mem_used = 0;
 	state->current = 0;
 	state->eof_reached = false;
@@ -800,18 +809,21 @@ static int64
 next_capacity(SortNodeState *state, int64 limit)
 {
 	int64		old = state->capacity;
-	Size		row_bytes = row_array_bytes(state);
+	double		row_bytes = row_array_bytes(state);
 	double		capacity;
 
 	if (old == 0)
-		capacity = Min(Max(state->css.ss.ps.plan->plan_rows, 1024), (double) limit / row_bytes);
-	else if (state->mem_used + (double) old * row_bytes <= limit)
+		capacity = Min(Max(state->css.ss.ps.plan->plan_rows, 1024), limit / row_bytes);
+	else if (state->grown_to_limit)
+		return 0;
+	else if (state->mem_used + old * row_bytes <= limit)
 		capacity = (double) old * 2;
 	else
 	{
-		double		tuple_bytes = (double) (state->mem_used - old * row_bytes) / old;
+		double		tuple_bytes = (state->mem_used - old * row_bytes) / old;
 
-		capacity = (double) limit / (row_bytes + tuple_bytes);
+		capacity = limit / (row_bytes + tuple_bytes);
+		state->grown_to_limit = true;
 	}
 	capacity = floor(Min(capacity, Min((double) MaxAllocHugeSize / sizeof(Datum), (double) PG_UINT32_MAX)));
 	if (old == 0)
