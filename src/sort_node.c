@@ -800,9 +800,9 @@ grow_array(SortNodeState *state, void *array, Size old_bytes, Size new_bytes, bo
 /*
  * How many rows the row arrays hold next, within limit bytes as tuplesort's
  * grow_memtuples keeps its array: first the planner's estimate (at least
- * 1024 rows, at most what limit holds); then twice as many while the doubled
- * arrays fit in the memory left, else as many as limit holds at the rows'
- * average size so far (arrays and tuples), once.  0 when not one more row
+ * 1024 rows, at most what limit holds); then twice as many while the rows so
+ * far (arrays and tuples) take at most half of limit, else as many as limit
+ * holds at the rows' average size so far, once.  0 when not one more row
  * fits: the rows then go to a tuplesort.
  */
 static int64
@@ -816,7 +816,7 @@ next_capacity(SortNodeState *state, int64 limit)
 		capacity = Min(Max(state->css.ss.ps.plan->plan_rows, 1024), limit / row_bytes);
 	else if (state->grown_to_limit)
 		return 0;
-	else if (state->mem_used + old * row_bytes <= limit)
+	else if (state->mem_used * 2 <= limit)
 		capacity = (double) old * 2;
 	else
 	{
