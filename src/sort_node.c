@@ -7,7 +7,9 @@
  * (and over the cheapest partial path under a Gather Merge) when every sort
  * key is a column of the input of a supported type sorted by its default
  * btree operator, ASC or DESC, NULLS FIRST or LAST, and the keys' ordered bits
- * fit in 128 bits with one NULL bit per key.
+ * fit in 128 bits with one NULL bit per key.  Its rows are its input's,
+ * column for column: it never projects, and its keys are input columns by
+ * position, found as Sort's are (a volatile key by its sortgroupref).
  *
  * The executor reads the child's tuples into memory, keeps each key as an
  * unsigned ordered value (keys.h's transforms, -0 and NaN payloads made equal
@@ -16,14 +18,17 @@
  * NULL bit above a key's value only where that key had NULLs.  One stable
  * argsort through gpusort_run orders words of up to 64 bits; 128-bit words
  * take two (low word, then high word: LSD order).  Tuples come back in that
- * order, ties in input order.  When the input outgrows work_mem it hands what
- * it holds to a tuplesort with the same keys and goes on as Sort would.
+ * order, ties in input order.  Its arrays grow within work_mem; when the
+ * input outgrows that it hands what it holds to a tuplesort with the same
+ * keys and goes on as Sort would.  Under a Gather Merge, EXPLAIN ANALYZE
+ * shows each worker's figures as well as the leader's.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "access/nbtree.h"
+#include "access/parallel.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -35,6 +40,7 @@
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -42,6 +48,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
+#include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "utils/float.h"
 #include "utils/guc.h"
@@ -103,6 +110,35 @@ typedef struct SortKeyInfo
 	bool		is_float;
 } SortKeyInfo;
 
+/*
+ * What EXPLAIN ANALYZE shows of one sort: the node's own, or a parallel
+ * worker's, which the worker writes into shared memory.
+ */
+typedef struct SortNodeFigures
+{
+	bool		done;			/* the sort is done (a worker's: written) */
+	bool		tuplesort;		/* past work_mem: tuplesort's figures */
+	int			device;			/* -1 the CPU */
+	int			key_bits;
+	int64		rows;
+	int64		memory;			/* bytes */
+	TuplesortInstrumentation tuplesort_stats;
+	double		extract_ms;
+	double		sort_ms;
+	double		emit_ms;
+} SortNodeFigures;
+
+/*
+ * The workers' figures in the parallel query's shared memory, one entry per
+ * planned worker (none when EXPLAIN ANALYZE is not running); the leader
+ * copies them out before the shared memory goes.
+ */
+typedef struct SortNodeShared
+{
+	int			nworkers;
+	SortNodeFigures workers[FLEXIBLE_ARRAY_MEMBER];
+} SortNodeShared;
+
 typedef struct SortNodeState
 {
 	CustomScanState css;
@@ -133,6 +169,8 @@ typedef struct SortNodeState
 	int64		mark_current;
 	bool		mark_eof;
 
+	bool		grown_to_limit; /* the row arrays' last growth is done */
+
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
 
@@ -142,6 +180,11 @@ typedef struct SortNodeState
 	double		extract_ms;
 	double		sort_ms;
 	double		emit_ms;
+
+	/* under a Gather Merge, with EXPLAIN ANALYZE */
+	SortNodeShared *shared;		/* the shared figures, while attached */
+	SortNodeShared *worker_figures; /* the leader's copy of them */
+	bool		am_worker;
 } SortNodeState;
 
 static Plan *plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -154,6 +197,12 @@ static void rescan_sort(CustomScanState *node);
 static void mark_sort(CustomScanState *node);
 static void restore_sort(CustomScanState *node);
 static void explain_sort(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size estimate_dsm_sort(CustomScanState *node, ParallelContext *pcxt);
+static void init_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void reinit_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void init_worker_sort(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void shutdown_sort(CustomScanState *node);
+static void publish_figures(SortNodeState *state);
 
 static const CustomPathMethods sort_path_methods = {
 	.CustomName = SORT_NODE_NAME,
@@ -173,6 +222,11 @@ static const CustomExecMethods sort_exec_methods = {
 	.ReScanCustomScan = rescan_sort,
 	.MarkPosCustomScan = mark_sort,
 	.RestrPosCustomScan = restore_sort,
+	.EstimateDSMCustomScan = estimate_dsm_sort,
+	.InitializeDSMCustomScan = init_dsm_sort,
+	.ReInitializeDSMCustomScan = reinit_dsm_sort,
+	.InitializeWorkerCustomScan = init_worker_sort,
+	.ShutdownCustomScan = shutdown_sort,
 	.ExplainCustomScan = explain_sort,
 };
 
@@ -204,13 +258,47 @@ key_type_width(Oid type, bool *is_float)
 }
 
 /*
- * The sort keys as columns of target: each pathkey must have a member that is
- * one of target's expressions, of a supported type, ordered by the type's
- * default btree operator family.  Returns false when one is not.
+ * The column of target (1-based) that pathkey pk sorts by, as Sort's
+ * prepare_sort_from_pathkeys finds it, or 0 for none.  A volatile key is the
+ * column of its ORDER BY clause, found by its sortgroupref: two equal
+ * volatile expressions are different values, so equal() cannot tell which.
+ * Any other key is the first column that matches a member of its
+ * equivalence class (all of whose members sort alike), child members of
+ * relids included.
+ */
+static int
+key_column(PathKey *pk, PathTarget *target, Relids relids)
+{
+	EquivalenceClass *ec = pk->pk_eclass;
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, target->exprs)
+	{
+		Expr	   *expr = (Expr *) lfirst(lc);
+
+		i++;
+		if (ec->ec_has_volatile)
+		{
+			if (ec->ec_sortref != 0 && list_length(ec->ec_members) == 1 &&
+				get_pathtarget_sortgroupref(target, i - 1) == ec->ec_sortref)
+				return i;
+		}
+		else if (find_ec_member_matching_expr(ec, expr, relids) != NULL)
+			return i;
+	}
+	return 0;
+}
+
+/*
+ * The sort keys as columns of input's target (key_column): each must be of a
+ * supported type, ordered by the type's default btree operator family.
+ * Returns false when one is not.
  */
 static bool
-match_sort_keys(List *pathkeys, PathTarget *target, List **private)
+match_sort_keys(List *pathkeys, Path *input, List **private)
 {
+	PathTarget *target = input->pathtarget;
 	List	   *columns = NIL;
 	List	   *types = NIL;
 	List	   *operators = NIL;
@@ -223,43 +311,19 @@ match_sort_keys(List *pathkeys, PathTarget *target, List **private)
 	{
 		PathKey    *pk = (PathKey *) lfirst(lc);
 		EquivalenceClass *ec = pk->pk_eclass;
-		int			column = 0;
-		Oid			type = InvalidOid;
+		int			column = key_column(pk, target, input->parent->relids);
+		Oid			type;
 		Oid			opclass;
 		Oid			sortop;
 		bool		is_float;
 		int			width;
-		ListCell   *lm;
 
-		if (ec->ec_has_volatile && list_length(ec->ec_members) != 1)
+		if (column == 0)
 			return false;
 		if (PATHKEY_STRATEGY(pk) != BTLessStrategyNumber && PATHKEY_STRATEGY(pk) != BTGreaterStrategyNumber)
 			return false;
 
-		foreach(lm, ec->ec_members)
-		{
-			EquivalenceMember *em = (EquivalenceMember *) lfirst(lm);
-			ListCell   *lt;
-			int			i = 0;
-
-			if (em->em_is_const || em->em_is_child)
-				continue;
-			foreach(lt, target->exprs)
-			{
-				i++;
-				if (equal(lfirst(lt), em->em_expr))
-				{
-					column = i;
-					type = exprType((Node *) em->em_expr);
-					break;
-				}
-			}
-			if (column != 0)
-				break;
-		}
-		if (column == 0)
-			return false;
-
+		type = exprType((Node *) list_nth(target->exprs, column - 1));
 		width = key_type_width(type, &is_float);
 		if (width == 0)
 			return false;
@@ -325,9 +389,16 @@ cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_operator_cost * rows;
 }
 
+/*
+ * The node's path over subpath.  Its target is subpath's: the node never
+ * projects (no CUSTOMPATH_SUPPORT_PROJECTION), so the planner puts any
+ * projection above it.  In each worker under a Gather Merge (partial) it is
+ * parallel aware, only so that the executor calls its shared-memory
+ * callbacks, through which the workers' figures reach EXPLAIN ANALYZE.
+ */
 static CustomPath *
 make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys,
-			   List *private)
+			   List *private, bool partial)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -335,7 +406,7 @@ make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys
 	cpath->path.parent = rel;
 	cpath->path.pathtarget = subpath->pathtarget;
 	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
+	cpath->path.parallel_aware = partial;
 	cpath->path.parallel_safe = subpath->parallel_safe;
 	cpath->path.parallel_workers = subpath->parallel_workers;
 	cpath->path.pathkeys = pathkeys;
@@ -397,9 +468,9 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	input_path = input_rel->cheapest_total_path;
 	if (!pathkeys_contained_in(pathkeys, input_path->pathkeys) &&
 		fits_in_work_mem(input_path, list_length(pathkeys)) &&
-		match_sort_keys(pathkeys, input_path->pathtarget, &private))
+		match_sort_keys(pathkeys, input_path, &private))
 	{
-		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private);
+		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private, false);
 
 		if (path->pathtarget != target)
 			path = apply_projection_to_path(root, output_rel, path, target);
@@ -415,9 +486,9 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 
 		if (pathkeys_contained_in(pathkeys, partial->pathkeys) ||
 			!fits_in_work_mem(partial, list_length(pathkeys)) ||
-			!match_sort_keys(pathkeys, partial->pathtarget, &private))
+			!match_sort_keys(pathkeys, partial, &private))
 			return;
-		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private);
+		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private, true);
 		total_groups = partial->rows * partial->parallel_workers;
 		path = (Path *) create_gather_merge_path(root, output_rel, path, path->pathtarget,
 												 pathkeys, NULL, &total_groups);
@@ -428,25 +499,44 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 }
 
 /*
- * The child's plan becomes the node's outer plan; the node's tuples are the
- * child's (custom_scan_tlist), and its target list points at them.
+ * The child's plan becomes the node's outer plan.  The node's tuples are the
+ * child's, column for column: custom_scan_tlist is the child's target list,
+ * the node's target list (that of its path, which is the child's) says the
+ * same, and the sort keys are columns by position.
+ *
+ * The executor returns the tuples as they are (begin_sort), not through the
+ * target list: set_customscan_references maps the target list onto
+ * custom_scan_tlist by equal(), which would send every copy of a volatile
+ * expression that appears twice to the first copy's column.
  */
 static Plan *
 plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			   List *tlist, List *clauses, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *child = (Plan *) linitial(custom_plans);
+	ListCell   *lt;
+	ListCell   *lc;
 
 	Assert(clauses == NIL);
+	if (list_length(tlist) != list_length(child->targetlist))
+		elog(ERROR, "gpusort sort node: %d output columns for %d input columns",
+			 list_length(tlist), list_length(child->targetlist));
+	forboth(lt, tlist, lc, child->targetlist)
+	{
+		if (exprType((Node *) ((TargetEntry *) lfirst(lt))->expr) !=
+			exprType((Node *) ((TargetEntry *) lfirst(lc))->expr))
+			elog(ERROR, "gpusort sort node: an output column's type is not its input column's");
+	}
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
-	cscan->scan.plan.lefttree = (Plan *) linitial(custom_plans);
+	cscan->scan.plan.lefttree = child;
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = best_path->custom_private;
-	cscan->custom_scan_tlist = copyObject(tlist);
+	cscan->custom_scan_tlist = copyObject(child->targetlist);
 	cscan->custom_relids = NULL;
 	cscan->methods = &sort_scan_methods;
 	return (Plan *) cscan;
@@ -513,15 +603,17 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 	state->out_slot = state->columnar ? node->ss.ss_ScanTupleSlot : state->sorted_slot;
 
 	/*
-	 * Without a projection the node returns out_slot itself: its parent's
-	 * expressions must know that slot's kind to deform it.
+	 * The node returns its input's tuples as they are, out_slot itself
+	 * (plan_sort_path says why not through the target list): no projection,
+	 * and its parent's expressions must know that slot's kind to deform it.
 	 */
-	if (node->ss.ps.ps_ProjInfo == NULL)
-	{
-		node->ss.ps.resultops = state->out_slot->tts_ops;
-		node->ss.ps.resultopsfixed = true;
-		node->ss.ps.resultopsset = true;
-	}
+	if (list_length(node->ss.ps.plan->targetlist) != desc->natts)
+		elog(ERROR, "gpusort sort node: %d output columns for %d input columns",
+			 list_length(node->ss.ps.plan->targetlist), desc->natts);
+	node->ss.ps.ps_ProjInfo = NULL;
+	node->ss.ps.resultops = state->out_slot->tts_ops;
+	node->ss.ps.resultopsfixed = true;
+	node->ss.ps.resultopsset = true;
 	state->tuple_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort sort node",
 												 ALLOCSET_DEFAULT_SIZES);
 }
@@ -546,6 +638,7 @@ reset_sort(SortNodeState *state)
 	state->perm = NULL;
 	state->ntuples = 0;
 	state->capacity = 0;
+	state->grown_to_limit = false;
 	state->mem_used = 0;
 	state->current = 0;
 	state->eof_reached = false;
@@ -668,12 +761,21 @@ switch_to_tuplesort(SortNodeState *state)
 	state->capacity = 0;
 }
 
-/* Bytes of the row arrays a row takes, and later the packed keys and the permutation. */
+/*
+ * Bytes of the row arrays a row takes (the NULL flags allocated so far
+ * included), and later the packed keys and the permutation.
+ */
 static Size
 row_array_bytes(SortNodeState *state)
 {
-	return (state->columnar ? sizeof(Datum) * state->ncols : sizeof(MinimalTuple)) +
+	Size		bytes = (state->columnar ? sizeof(Datum) * state->ncols : sizeof(MinimalTuple)) +
 		sizeof(uint64) * state->nkeys + 16 + sizeof(uint32);
+
+	for (int k = 0; state->nulls && k < state->nkeys; k++)
+		bytes += state->nulls[k] ? 1 : 0;
+	for (int c = 0; state->colnulls && c < state->ncols; c++)
+		bytes += state->colnulls[c] ? 1 : 0;
+	return bytes;
 }
 
 /*
@@ -705,61 +807,105 @@ grow_array(SortNodeState *state, void *array, Size old_bytes, Size new_bytes, bo
 }
 
 /*
- * Room for at least one more row in the row arrays: first for the planner's
- * estimate of the rows (as many as work_mem holds at most), then doubling.
+ * How many rows the row arrays hold next, within limit bytes as tuplesort's
+ * grow_memtuples keeps its array: first the planner's estimate (at least
+ * 1024 rows, at most what limit holds); then twice as many while the rows so
+ * far (arrays and tuples) take at most half of limit, else as many as limit
+ * holds at the rows' average size so far, once.  0 when not one more row
+ * fits: the rows then go to a tuplesort.
  */
-static void
-grow_rows(SortNodeState *state)
+static int64
+next_capacity(SortNodeState *state, int64 limit)
 {
-	int64		capacity;
 	int64		old = state->capacity;
+	double		row_bytes = row_array_bytes(state);
+	double		capacity;
 
 	if (old == 0)
-	{
-		double		estimate = state->css.ss.ps.plan->plan_rows;
-		double		fits = (double) work_mem * 1024 / row_array_bytes(state);
-
-		capacity = (int64) Max(Min(estimate, fits), 1024);
-		state->values = MemoryContextAllocZero(state->tuple_context, sizeof(uint64 *) * state->nkeys);
-		state->nulls = MemoryContextAllocZero(state->tuple_context, sizeof(uint8 *) * state->nkeys);
-		if (state->columnar)
-		{
-			state->cols = MemoryContextAllocZero(state->tuple_context, sizeof(Datum *) * state->ncols);
-			state->colnulls = MemoryContextAllocZero(state->tuple_context, sizeof(bool *) * state->ncols);
-			for (int c = 0; c < state->ncols; c++)
-				state->cols[c] = alloc_rows(state, sizeof(Datum) * capacity);
-		}
-		else
-			state->tuples = alloc_rows(state, sizeof(MinimalTuple) * capacity);
-		for (int k = 0; k < state->nkeys; k++)
-			state->values[k] = alloc_rows(state, sizeof(uint64) * capacity);
-	}
+		capacity = Min(Max(state->css.ss.ps.plan->plan_rows, 1024), limit / row_bytes);
+	else if (state->grown_to_limit)
+		return 0;
+	else if (state->mem_used * 2 <= limit)
+		capacity = (double) old * 2;
 	else
 	{
-		capacity = old * 2;
-		if (state->columnar)
+		double		tuple_bytes = (state->mem_used - old * row_bytes) / old;
+
+		capacity = limit / (row_bytes + tuple_bytes);
+		state->grown_to_limit = true;
+	}
+	capacity = floor(Min(capacity, Min((double) MaxAllocHugeSize / sizeof(Datum), (double) PG_UINT32_MAX)));
+	if (old == 0)
+		return (int64) Max(capacity, 1);
+	return (int64) capacity > old ? (int64) capacity : 0;
+}
+
+/* The row arrays allocated for capacity rows, at the first row. */
+static void
+alloc_row_arrays(SortNodeState *state, int64 capacity)
+{
+	state->values = MemoryContextAllocZero(state->tuple_context, sizeof(uint64 *) * state->nkeys);
+	state->nulls = MemoryContextAllocZero(state->tuple_context, sizeof(uint8 *) * state->nkeys);
+	if (state->columnar)
+	{
+		state->cols = MemoryContextAllocZero(state->tuple_context, sizeof(Datum *) * state->ncols);
+		state->colnulls = MemoryContextAllocZero(state->tuple_context, sizeof(bool *) * state->ncols);
+		for (int c = 0; c < state->ncols; c++)
+			state->cols[c] = alloc_rows(state, sizeof(Datum) * capacity);
+	}
+	else
+		state->tuples = alloc_rows(state, sizeof(MinimalTuple) * capacity);
+	for (int k = 0; k < state->nkeys; k++)
+		state->values[k] = alloc_rows(state, sizeof(uint64) * capacity);
+}
+
+/* The row arrays moved into arrays of capacity rows. */
+static void
+move_row_arrays(SortNodeState *state, int64 capacity)
+{
+	int64		old = state->capacity;
+
+	if (state->columnar)
+	{
+		for (int c = 0; c < state->ncols; c++)
 		{
-			for (int c = 0; c < state->ncols; c++)
-			{
-				state->cols[c] = grow_array(state, state->cols[c], sizeof(Datum) * old,
-											sizeof(Datum) * capacity, false);
-				if (state->colnulls[c])
-					state->colnulls[c] = grow_array(state, state->colnulls[c], old, capacity, true);
-			}
-		}
-		else
-			state->tuples = grow_array(state, state->tuples, sizeof(MinimalTuple) * old,
-									   sizeof(MinimalTuple) * capacity, false);
-		for (int k = 0; k < state->nkeys; k++)
-		{
-			state->values[k] = grow_array(state, state->values[k], sizeof(uint64) * old,
-										  sizeof(uint64) * capacity, false);
-			if (state->nulls[k])
-				state->nulls[k] = grow_array(state, state->nulls[k], old, capacity, true);
+			state->cols[c] = grow_array(state, state->cols[c], sizeof(Datum) * old,
+										sizeof(Datum) * capacity, false);
+			if (state->colnulls[c])
+				state->colnulls[c] = grow_array(state, state->colnulls[c], old, capacity, true);
 		}
 	}
+	else
+		state->tuples = grow_array(state, state->tuples, sizeof(MinimalTuple) * old,
+								   sizeof(MinimalTuple) * capacity, false);
+	for (int k = 0; k < state->nkeys; k++)
+	{
+		state->values[k] = grow_array(state, state->values[k], sizeof(uint64) * old,
+									  sizeof(uint64) * capacity, false);
+		if (state->nulls[k])
+			state->nulls[k] = grow_array(state, state->nulls[k], old, capacity, true);
+	}
+}
+
+/*
+ * Room for at least one more row in the row arrays, within limit bytes
+ * (next_capacity); false when there is none.
+ */
+static bool
+grow_rows(SortNodeState *state, int64 limit)
+{
+	int64		old = state->capacity;
+	int64		capacity = next_capacity(state, limit);
+
+	if (capacity == 0)
+		return false;
+	if (old == 0)
+		alloc_row_arrays(state, capacity);
+	else
+		move_row_arrays(state, capacity);
 	state->mem_used += (capacity - old) * row_array_bytes(state);
 	state->capacity = capacity;
+	return true;
 }
 
 /* A zeroed NULL-flag array for the row arrays' capacity, at a column's first NULL. */
@@ -769,6 +915,7 @@ alloc_null_flags(SortNodeState *state)
 	uint8	   *flags = alloc_rows(state, state->capacity);
 
 	memset(flags, 0, state->capacity);
+	state->mem_used += state->capacity;
 	return flags;
 }
 
@@ -794,8 +941,12 @@ read_input(SortNodeState *state)
 		}
 		if (timing)
 			INSTR_TIME_SET_CURRENT(start);
-		if (state->ntuples == state->capacity)
-			grow_rows(state);
+		if (state->ntuples == state->capacity && !grow_rows(state, limit))
+		{
+			switch_to_tuplesort(state);
+			tuplesort_puttupleslot(state->tuplesort, slot);
+			continue;
+		}
 		for (int k = 0; k < state->nkeys; k++)
 		{
 			SortKeyInfo *key = &state->keys[k];
@@ -1052,6 +1203,8 @@ do_sort(SortNodeState *state)
 	state->current = 0;
 	state->eof_reached = false;
 	state->sort_done = true;
+	if (state->am_worker)
+		publish_figures(state);
 }
 
 #define SORT_NODE_PREFETCH 8
@@ -1136,17 +1289,6 @@ exec_sort(CustomScanState *node)
 		state->emit_ms += INSTR_TIME_GET_MILLISEC(now);
 	}
 
-	if (!TupIsNull(slot) && node->ss.ps.ps_ProjInfo)
-	{
-		ExprContext *econtext = node->ss.ps.ps_ExprContext;
-
-		/* the projection was built for the (virtual) scan slot */
-		if (slot != node->ss.ss_ScanTupleSlot)
-			slot = ExecCopySlot(node->ss.ss_ScanTupleSlot, slot);
-		ResetExprContext(econtext);
-		econtext->ecxt_scantuple = slot;
-		return ExecProject(node->ss.ps.ps_ProjInfo);
-	}
 	return slot;
 }
 
@@ -1157,6 +1299,8 @@ end_sort(CustomScanState *node)
 
 	reset_sort(state);
 	MemoryContextDelete(state->tuple_context);
+	/* the shared memory may go before the node's shutdown (a cursor's plan) */
+	state->shared = NULL;
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -1228,12 +1372,227 @@ restore_sort(CustomScanState *node)
 	mark_or_restore(node, true);
 }
 
-/* "Sort Key: x, f DESC", then with ANALYZE where and how it sorted. */
+/* ----------------------------------------------------------------
+ * Parallel workers' figures
+ *
+ * Under a Gather Merge each worker sorts its share.  As Sort does, each
+ * writes its figures into the parallel query's shared memory when its sort
+ * is done (and again at its end, for the time spent returning rows), and
+ * the leader copies them out at its own shutdown, before the Gather Merge
+ * releases that memory.  A Gather Merge that has read every worker's rows to
+ * the end has seen each worker end, so its figures are complete by then.
+ * ---------------------------------------------------------------- */
+
+/* The figures of the sort the node holds. */
+static void
+get_figures(SortNodeState *state, SortNodeFigures *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->done = state->sort_done;
+	f->tuplesort = (state->tuplesort != NULL);
+	if (state->tuplesort)
+		tuplesort_get_stats(state->tuplesort, &f->tuplesort_stats);
+	f->device = state->device;
+	f->key_bits = state->key_bits;
+	f->rows = state->ntuples;
+	f->memory = state->mem_used;
+	f->extract_ms = state->extract_ms;
+	f->sort_ms = state->sort_ms;
+	f->emit_ms = state->emit_ms;
+}
+
+static Size
+shared_size(int nworkers)
+{
+	return add_size(offsetof(SortNodeShared, workers), mul_size(nworkers, sizeof(SortNodeFigures)));
+}
+
+/* A worker's figures into its entry of the shared memory, once its sort is done. */
+static void
+publish_figures(SortNodeState *state)
+{
+	SortNodeFigures *entry;
+	SortNodeFigures f;
+
+	if (state->shared == NULL || !state->sort_done ||
+		ParallelWorkerNumber < 0 || ParallelWorkerNumber >= state->shared->nworkers)
+		return;
+	entry = &state->shared->workers[ParallelWorkerNumber];
+	get_figures(state, &f);
+	f.done = entry->done;
+	*entry = f;
+	/* the figures before the flag that says they are there */
+	pg_write_barrier();
+	entry->done = true;
+}
+
+/* Room for each planned worker's figures, where EXPLAIN ANALYZE runs. */
+static Size
+estimate_dsm_sort(CustomScanState *node, ParallelContext *pcxt)
+{
+	return shared_size(node->ss.ps.instrument ? pcxt->nworkers : 0);
+}
+
+static void
+init_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	SortNodeState *state = (SortNodeState *) node;
+	SortNodeShared *shared = (SortNodeShared *) coordinate;
+	int			nworkers = node->ss.ps.instrument ? pcxt->nworkers : 0;
+
+	memset(shared, 0, shared_size(nworkers));
+	shared->nworkers = nworkers;
+	state->shared = shared;
+}
+
+/* A rescan of the Gather Merge: new workers, figures to come. */
+static void
+reinit_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	SortNodeState *state = (SortNodeState *) node;
+	SortNodeShared *shared = (SortNodeShared *) coordinate;
+
+	memset(shared->workers, 0, sizeof(SortNodeFigures) * shared->nworkers);
+	state->shared = shared;
+}
+
+static void
+init_worker_sort(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	SortNodeState *state = (SortNodeState *) node;
+
+	state->shared = (SortNodeShared *) coordinate;
+	state->am_worker = true;
+}
+
+/* A worker publishes its final figures; the leader copies every worker's out. */
+static void
+shutdown_sort(CustomScanState *node)
+{
+	SortNodeState *state = (SortNodeState *) node;
+	Size		size;
+
+	if (state->am_worker)
+	{
+		publish_figures(state);
+		return;
+	}
+	if (state->shared == NULL)
+		return;
+	size = shared_size(state->shared->nworkers);
+	pg_read_barrier();
+	state->worker_figures = MemoryContextAlloc(node->ss.ps.state->es_query_cxt, size);
+	memcpy(state->worker_figures, state->shared, size);
+	state->shared = NULL;
+}
+
+/* ----------------------------------------------------------------
+ * EXPLAIN
+ * ---------------------------------------------------------------- */
+
+static const char *
+device_name(const SortNodeFigures *f, char *buf, size_t len)
+{
+	if (f->tuplesort)
+		return "tuplesort (past work_mem)";
+	if (f->device < 0)
+		return "cpu";
+	snprintf(buf, len, "gpu %d", f->device);
+	return buf;
+}
+
+/* A sort's figures as properties: the leader's, or a worker's in a structured format. */
+static void
+explain_figures(const SortNodeFigures *f, ExplainState *es)
+{
+	char		device[32];
+
+	ExplainPropertyText("Sort Device", device_name(f, device, sizeof(device)), es);
+	if (f->tuplesort)
+	{
+		ExplainPropertyText("Sort Method", tuplesort_method_name(f->tuplesort_stats.sortMethod), es);
+		ExplainPropertyInteger("Sort Space Used", "kB", f->tuplesort_stats.spaceUsed, es);
+		ExplainPropertyText("Sort Space Type", tuplesort_space_type_name(f->tuplesort_stats.spaceType), es);
+	}
+	else
+	{
+		ExplainPropertyInteger("Sort Rows", NULL, f->rows, es);
+		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
+		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
+	}
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Extract Time", "ms", f->extract_ms, 3, es);
+		ExplainPropertyFloat("Sort Time", "ms", f->sort_ms, 3, es);
+		ExplainPropertyFloat("Emit Time", "ms", f->emit_ms, 3, es);
+	}
+}
+
+/* A worker's figures on one line, as Sort shows a worker's in text format. */
+static void
+explain_worker_line(const SortNodeFigures *f, int n, ExplainState *es)
+{
+	char		device[32];
+
+	appendStringInfoSpaces(es->str, es->indent * 2);
+	appendStringInfo(es->str, "Worker %d:  Sort Device: %s", n, device_name(f, device, sizeof(device)));
+	if (f->tuplesort)
+		appendStringInfo(es->str, "  Sort Method: %s  %s: " INT64_FORMAT "kB",
+						 tuplesort_method_name(f->tuplesort_stats.sortMethod),
+						 tuplesort_space_type_name(f->tuplesort_stats.spaceType),
+						 f->tuplesort_stats.spaceUsed);
+	else
+		appendStringInfo(es->str, "  Sort Rows: " INT64_FORMAT "  Sort Key Bits: %d  Sort Memory: " INT64_FORMAT " kB",
+						 f->rows, f->key_bits, (f->memory + 1023) / 1024);
+	if (es->timing)
+		appendStringInfo(es->str, "  Extract Time: %.3f ms  Sort Time: %.3f ms  Emit Time: %.3f ms",
+						 f->extract_ms, f->sort_ms, f->emit_ms);
+	appendStringInfoChar(es->str, '\n');
+}
+
+/* Each parallel worker's figures, for the workers that sorted. */
+static void
+explain_workers(SortNodeState *state, ExplainState *es)
+{
+	SortNodeShared *shared = state->worker_figures ? state->worker_figures : state->shared;
+	bool		opened = false;
+
+	if (shared == NULL)
+		return;
+	pg_read_barrier();
+	for (int n = 0; n < shared->nworkers; n++)
+	{
+		const SortNodeFigures *f = &shared->workers[n];
+
+		if (!f->done)
+			continue;
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			explain_worker_line(f, n, es);
+			continue;
+		}
+		if (!opened)
+			ExplainOpenGroup("Sort Workers", "Sort Workers", false, es);
+		opened = true;
+		ExplainOpenGroup("Sort Worker", NULL, true, es);
+		ExplainPropertyInteger("Worker Number", NULL, n, es);
+		explain_figures(f, es);
+		ExplainCloseGroup("Sort Worker", NULL, true, es);
+	}
+	if (opened)
+		ExplainCloseGroup("Sort Workers", "Sort Workers", false, es);
+}
+
+/*
+ * "Sort Key: x, f DESC", each key named by its input column; then with
+ * ANALYZE where and how it sorted, the node's own sort (the leader's under a
+ * Gather Merge, where it took part) and each parallel worker's.
+ */
 static void
 explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	SortNodeState *state = (SortNodeState *) node;
-	Plan	   *plan = node->ss.ps.plan;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context;
 #if PG_VERSION_NUM >= 180000
 	/* the range table counts a grouping step's RTE_GROUP too, rtable_size not */
@@ -1243,18 +1602,21 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 #endif
 	List	   *result = NIL;
 
-	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	for (int k = 0; k < state->nkeys; k++)
 	{
 		SortKeyInfo *key = &state->keys[k];
-		TargetEntry *tle = get_tle_by_resno(plan->targetlist, key->column);
+		TargetEntry *tle = get_tle_by_resno(cscan->custom_scan_tlist, key->column);
+		Var		   *column;
 		StringInfoData buf;
 
 		if (tle == NULL)
-			elog(ERROR, "no target list entry for sort key %d", key->column);
+			elog(ERROR, "no input column for sort key %d", key->column);
+		/* the node's input column, which deparsing takes from custom_scan_tlist */
+		column = makeVar(INDEX_VAR, key->column, exprType((Node *) tle->expr),
+						 exprTypmod((Node *) tle->expr), exprCollation((Node *) tle->expr), 0);
 		initStringInfo(&buf);
-		appendStringInfoString(&buf, deparse_expression((Node *) tle->expr, context,
-														useprefix, true));
+		appendStringInfoString(&buf, deparse_expression((Node *) column, context, useprefix, true));
 		if (key->descending)
 			appendStringInfoString(&buf, " DESC");
 		if (key->nulls_first != key->descending)
@@ -1263,37 +1625,16 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyList("Sort Key", result, es);
 
-	if (!es->analyze || !state->sort_done)
+	if (!es->analyze)
 		return;
-	if (state->tuplesort)
+	if (state->sort_done)
 	{
-		TuplesortInstrumentation stats;
+		SortNodeFigures f;
 
-		tuplesort_get_stats(state->tuplesort, &stats);
-		ExplainPropertyText("Sort Device", "tuplesort (past work_mem)", es);
-		ExplainPropertyText("Sort Method", tuplesort_method_name(stats.sortMethod), es);
-		ExplainPropertyInteger("Sort Space Used", "kB", stats.spaceUsed, es);
-		ExplainPropertyText("Sort Space Type", tuplesort_space_type_name(stats.spaceType), es);
+		get_figures(state, &f);
+		explain_figures(&f, es);
 	}
-	else
-	{
-		char		device[32];
-
-		if (state->device < 0)
-			snprintf(device, sizeof(device), "cpu");
-		else
-			snprintf(device, sizeof(device), "gpu %d", state->device);
-		ExplainPropertyText("Sort Device", device, es);
-		ExplainPropertyInteger("Sort Rows", NULL, state->ntuples, es);
-		ExplainPropertyInteger("Sort Key Bits", NULL, state->key_bits, es);
-		ExplainPropertyInteger("Sort Memory", "kB", (state->mem_used + 1023) / 1024, es);
-	}
-	if (es->timing)
-	{
-		ExplainPropertyFloat("Extract Time", "ms", state->extract_ms, 3, es);
-		ExplainPropertyFloat("Sort Time", "ms", state->sort_ms, 3, es);
-		ExplainPropertyFloat("Emit Time", "ms", state->emit_ms, 3, es);
-	}
+	explain_workers(state, es);
 }
 
 void
