@@ -669,9 +669,6 @@ admit_jobs(void)
 
 /* Ends the server for a fresh start (server_exit fails the jobs in flight). */
 static void
-context_broken_error(void) pg_attribute_noreturn();
-
-static void
 context_broken_error(void)
 {
 	ereport(ERROR,
