@@ -3,9 +3,12 @@
 --   1. Every gpusort function and aggregate, called with an element type
 --      gpusort does not sort (numeric, text, interval), raises gpusort's
 --      error naming the types it sorts: numeric is never cast to real or
---      double precision behind the caller's back, except where PostgreSQL's
---      own percentile_cont does the same.  Once by hand, once generated
---      from pg_proc, so a function added later cannot skip it.
+--      double precision behind the caller's back.  The exceptions follow
+--      PostgreSQL's own percentile_cont: gpu_percentile_cont,
+--      gpu_percentile_cont_agg and gpu_median take numeric (and an
+--      unknown-typed literal) through double precision and find no function
+--      for the types without that cast.  Once by hand, once generated from
+--      pg_proc, so a function added later cannot skip it.
 --   2. The WITHIN GROUP aggregates get a parallel plan where PostgreSQL's
 --      percentile_cont, percentile_disc and mode get one.
 --   3. The planner's view of a sort: gpu_sort_rows' row estimate, the cost
@@ -59,14 +62,16 @@ CREATE TEMP TABLE src_text AS SELECT '{b, a, c}'::text[] AS a;
 CREATE TEMP TABLE src_interval AS SELECT '{2 days, 1 day, 3 days}'::interval[] AS a;
 
 -- numeric: gpusort's error, but for percentile_cont and median, which take
--- it through double precision as percentile_cont does (same answer)
+-- it through double precision as percentile_cont does (same answer), and
+-- for text and interval find no function, as percentile_cont does
 SELECT c.name, pg_temp.outcome(replace(c.query, 'src', 'src_numeric')) AS numeric,
 	   pg_temp.outcome(replace(c.query, 'src', 'src_text')) AS text,
 	   pg_temp.outcome(replace(c.query, 'src', 'src_interval')) AS interval
 FROM calls c ORDER BY c.name;
 
 -- dates and timestamps, which gpusort sorts but percentile_cont does not
--- interpolate: an error from the interpolating aggregates
+-- interpolate: no interpolating aggregate takes them, as percentile_cont
+-- does not
 CREATE TEMP TABLE src_date AS SELECT '{2024-01-02, 2024-01-01}'::date[] AS a;
 CREATE TEMP TABLE src_timestamptz AS SELECT '{2024-01-02, 2024-01-01}'::timestamptz[] AS a;
 SELECT c.name, pg_temp.outcome(replace(c.query, 'src', 'src_date')) AS date,
@@ -79,6 +84,19 @@ SELECT pg_typeof(gpu_percentile_cont(0.5) WITHIN GROUP (ORDER BY x)) AS gpusort_
 		   = percentile_cont(0.5) WITHIN GROUP (ORDER BY x) AS same_cont,
 	   gpu_median(x) = percentile_cont(0.5) WITHIN GROUP (ORDER BY x) AS same_median
 FROM unnest('{12345678901234567.1, 12345678901234567.2, 5}'::numeric[]) x;
+
+-- an unknown-typed literal and an untyped parameter resolve to double
+-- precision, as for percentile_cont: the interpolating aggregates have no
+-- polymorphic overload, which would make such a call ambiguous
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY '2.5') AS postgres,
+	   gpu_percentile_cont(0.5) WITHIN GROUP (ORDER BY '2.5') AS cont,
+	   gpu_percentile_cont_agg('2.5', 0.5) AS cont_agg, gpu_median('2.5') AS median;
+PREPARE decl_untyped AS
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY $1) AS postgres,
+	   gpu_percentile_cont(0.5) WITHIN GROUP (ORDER BY $2) AS cont,
+	   gpu_percentile_cont_agg($3, 0.5) AS cont_agg, gpu_median($4) AS median;
+EXECUTE decl_untyped('2.5', '2.5', '2.5', '2.5');
+DEALLOCATE decl_untyped;
 
 -- the values a cast to double precision would have confused
 SELECT pg_temp.outcome($$SELECT gpu_mode() WITHIN GROUP (ORDER BY x)::text
@@ -93,7 +111,8 @@ SELECT pg_temp.outcome($$SELECT gpu_mode() WITHIN GROUP (ORDER BY x)::text
 -- element type make the same call.  PostgreSQL's percentile_cont takes
 -- numeric through double precision, and so may gpu_percentile_cont,
 -- gpu_percentile_cont_agg and gpu_median: their numeric calls must give what
--- percentile_cont gives.
+-- percentile_cont gives, and their text calls find no function, as
+-- percentile_cont's does.
 CREATE TEMP TABLE generated AS
 WITH members AS (
 	SELECT p.oid, p.proname, ARRAY(SELECT unnest(p.proargtypes::oid[])) AS args,
@@ -144,7 +163,8 @@ FROM calls;
 SELECT proname, count(*) AS calls FROM generated GROUP BY 1 ORDER BY 1;
 
 -- the calls that do not raise gpusort's error (none), where a percentile_cont
--- over numeric must give percentile_cont's answer
+-- over numeric must give percentile_cont's answer and one over text must
+-- find no function
 SELECT proname, input, query, outcome
 FROM (SELECT g.*, pg_temp.outcome(g.query) AS outcome FROM generated g) r
 WHERE outcome <> format('gpusort cannot sort elements of type %s', input)
@@ -154,6 +174,11 @@ WHERE outcome <> format('gpusort cannot sort elements of type %s', input)
 						   UNION ALL
 						   SELECT 'result ' || percentile_cont('{0.5}'::float8[]) WITHIN GROUP (ORDER BY x)::text
 						   FROM unnest('{2,1}'::numeric[]) x))
+  AND NOT (input = 'text' AND proname IN ('gpu_percentile_cont', 'gpu_percentile_cont_agg', 'gpu_median')
+		   AND outcome ~ format('^function %s\(.*\) does not exist$', proname)
+		   AND pg_temp.outcome($$SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::text
+								 FROM unnest('{2,1}'::text[]) x$$)
+			   = 'function percentile_cont(numeric, text) does not exist')
 ORDER BY 1, 2, 3;
 
 -- 2. Parallel plans: each WITHIN GROUP aggregate and PostgreSQL's own over

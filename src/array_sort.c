@@ -7,20 +7,14 @@
  * width with their alignment equal to their width, so an array's data area is
  * a packed C array of its non-NULL elements.  gpu_sort builds the result's
  * header first and sorts in its data area, so the elements are copied once.
- *
- * gpu_percentile_cont_unsupported is the transition of gpu_percentile_cont,
- * gpu_percentile_cont_agg and gpu_median for the element types they do not
- * take: it only raises the error that says so.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "nodes/primnodes.h"
 #include "port/pg_bitutils.h"
 #include "utils/array.h"
-#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -28,7 +22,6 @@
 
 PG_FUNCTION_INFO_V1(gpu_sort);
 PG_FUNCTION_INFO_V1(gpu_argsort);
-PG_FUNCTION_INFO_V1(gpu_percentile_cont_unsupported);
 
 bool
 gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
@@ -379,28 +372,4 @@ gpu_argsort(PG_FUNCTION_ARGS)
 		}
 
 	PG_RETURN_ARRAYTYPE_P(result);
-}
-
-/*
- * gpu_percentile_cont_unsupported(internal, anyelement [, fraction]) ->
- * internal: the polymorphic overloads of the interpolating aggregates take
- * every type without an overload of its own, to raise an error at the first
- * row: gpusort's own for a type it does not sort, and for a date or a
- * timestamp, which gpusort sorts but percentile_cont does not interpolate,
- * the error PostgreSQL gives for a missing function.
- */
-Datum
-gpu_percentile_cont_unsupported(PG_FUNCTION_ARGS)
-{
-	Oid			elemtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
-	Aggref	   *aggref = AggGetAggref(fcinfo);
-	const char *name = aggref != NULL ? get_func_name(aggref->aggfnoid) : NULL;
-
-	(void) gpusort_type_from_oid(elemtype);
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_FUNCTION),
-			 errmsg("%s does not take values of type %s",
-					name != NULL ? name : "gpu_percentile_cont", format_type_be(elemtype)),
-			 errhint("It takes smallint, integer, bigint, real and double precision, as percentile_cont takes double precision; gpu_percentile_disc takes every type gpusort sorts.")));
-	PG_RETURN_NULL();
 }

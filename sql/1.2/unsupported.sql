@@ -5,8 +5,13 @@
 -- needs its own, as it casts implicitly to real and double precision: without
 -- it gpu_percentile_disc, gpu_mode and gpu_topk_agg over numeric would sort
 -- its double precision values and gpu_topk would be "not unique".
--- gpu_percentile_cont and gpu_median take numeric through double precision,
--- as percentile_cont does, so only the polymorphic overloads are theirs.
+-- gpu_percentile_cont, gpu_percentile_cont_agg and gpu_median take numeric
+-- through double precision, as percentile_cont does, and have no polymorphic
+-- overload: as for percentile_cont, an unknown-typed literal or an untyped
+-- parameter then resolves to double precision (a polymorphic overload would
+-- make that call ambiguous), and the types without a cast to double
+-- precision (dates, timestamps, text) find no function, as percentile_cont's
+-- calls do.
 
 -- @each numeric anyelement
 CREATE FUNCTION gpu_collect_transfn(internal, @T@)
@@ -86,40 +91,4 @@ CREATE AGGREGATE gpu_topk_agg(@T@, int, bool) (
 	COMBINEFUNC = gpu_sort_agg_combine, SERIALFUNC = gpu_sort_agg_serialize,
 	DESERIALFUNC = gpu_sort_agg_deserialize, PARALLEL = SAFE);
 COMMENT ON AGGREGATE gpu_topk_agg(@T@, int, bool) IS 'an error that names the element types gpusort sorts (@T@ is not one)';
--- @end
-
--- gpu_percentile_cont, gpu_percentile_cont_agg and gpu_median: the polymorphic
--- overloads also take the dates and timestamps, which percentile_cont does not
--- interpolate; their transition raises the error, whatever the type.
--- @each anyelement
-CREATE FUNCTION gpu_percentile_cont_unsupported(internal, @T@)
-RETURNS internal AS 'MODULE_PATHNAME', 'gpu_percentile_cont_unsupported' LANGUAGE C PARALLEL SAFE;
-CREATE FUNCTION gpu_percentile_cont_unsupported(internal, @T@, float8)
-RETURNS internal AS 'MODULE_PATHNAME', 'gpu_percentile_cont_unsupported' LANGUAGE C PARALLEL SAFE;
-CREATE FUNCTION gpu_percentile_cont_unsupported(internal, @T@, float8[])
-RETURNS internal AS 'MODULE_PATHNAME', 'gpu_percentile_cont_unsupported' LANGUAGE C PARALLEL SAFE;
-
-CREATE AGGREGATE gpu_percentile_cont(float8 ORDER BY @T@) (
-	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal,
-	FINALFUNC = gpu_percentile_cont_final, FINALFUNC_MODIFY = SHAREABLE, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont(float8 ORDER BY @T@) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
-CREATE AGGREGATE gpu_percentile_cont(float8[] ORDER BY @T@) (
-	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal,
-	FINALFUNC = gpu_percentile_cont_final, FINALFUNC_MODIFY = SHAREABLE, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont(float8[] ORDER BY @T@) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
-CREATE AGGREGATE gpu_percentile_cont_agg(@T@, float8) (
-	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal, FINALFUNC = gpu_percentile_cont_agg_final,
-	COMBINEFUNC = gpu_sort_agg_combine, SERIALFUNC = gpu_sort_agg_serialize,
-	DESERIALFUNC = gpu_sort_agg_deserialize, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont_agg(@T@, float8) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
-CREATE AGGREGATE gpu_percentile_cont_agg(@T@, float8[]) (
-	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal, FINALFUNC = gpu_percentile_cont_multi_agg_final,
-	COMBINEFUNC = gpu_sort_agg_combine, SERIALFUNC = gpu_sort_agg_serialize,
-	DESERIALFUNC = gpu_sort_agg_deserialize, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_percentile_cont_agg(@T@, float8[]) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
-CREATE AGGREGATE gpu_median(@T@) (
-	SFUNC = gpu_percentile_cont_unsupported, STYPE = internal, FINALFUNC = gpu_median_final,
-	COMBINEFUNC = gpu_sort_agg_combine, SERIALFUNC = gpu_sort_agg_serialize,
-	DESERIALFUNC = gpu_sort_agg_deserialize, PARALLEL = SAFE);
-COMMENT ON AGGREGATE gpu_median(@T@) IS 'an error, for the types without an aggregate of their own that do not cast to double precision: gpusort''s for the types it does not sort, and for dates and timestamps, which it does not interpolate';
 -- @end
