@@ -133,8 +133,8 @@ one_stage() {
 	b=$!
 	bg=("$a" "$b")
 	wait_for 2 held || problems="$problems only $(held) of 2 jobs reached the stage;"
-	read -r a_pid b_pid < <(q -F ' ' -c "SELECT (SELECT pid FROM pg_stat_activity WHERE application_name = 'lc_a'),
-		(SELECT pid FROM pg_stat_activity WHERE application_name = 'lc_b')")
+	read -r a_pid b_pid < <(q -F ' ' -c "SELECT (SELECT pid FROM pg_stat_activity WHERE application_name = 'lc_a' AND state = 'active' ORDER BY backend_start DESC LIMIT 1),
+		(SELECT pid FROM pg_stat_activity WHERE application_name = 'lc_b' AND state = 'active' ORDER BY backend_start DESC LIMIT 1)")
 
 	q -c "SELECT pg_${how}_backend($a_pid)" >/dev/null
 	wait "$a"
