@@ -103,7 +103,13 @@ gs_align_up(size_t x, size_t a)
 	return (x + a - 1) / a * a;
 }
 
-/* Devices whose per-kernel settings the caches below keep. */
+/*
+ * Devices whose per-kernel settings the caches below keep.  These caches, and
+ * those of radix_dispatch.cuh, hold for the life of the process: the library
+ * never resets a device (no cudaDeviceReset), and after a sticky error the
+ * context is marked broken and refused, the GPU server's process restarting
+ * instead, so a setting once made in a context stays made.
+ */
 #define GS_CACHED_DEVICES 64
 
 /*

@@ -331,7 +331,10 @@ first_launch_round(thread_state *t, bool ok, gs_type type, size_t n, bool argsor
 	{
 		gs_fill(type, (gs_dist) (seed % GS_NUM_DISTS), t->input, n, seed);
 		if (gs_cpu_argsort(type, t->input, n, false, t->ref_perm, t->ref_keys, t->scratch, NULL, NULL, &err) != GS_OK)
+		{
+			note_failure(t, "first launch: the CPU sort failed: %s", err.message);
 			ok = false;
+		}
 	}
 	if (ok)
 	{
