@@ -120,6 +120,27 @@ SET gpusort.enable_sort = off;
 EXPLAIN (COSTS OFF) SELECT * FROM ob ORDER BY f8;
 RESET gpusort.enable_sort;
 
+-- a window function among the input's columns: EXPLAIN could not show it in
+-- the node (PostgreSQL 18 names its window only from the WindowAgg), so Sort
+-- keeps these; EXPLAIN VERBOSE, which shows every column, works and shows Sort
+CREATE FUNCTION ob_verbose(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	plan text := '';
+	line text;
+BEGIN
+	SET LOCAL gpusort.enable_sort = on;
+	FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+		plan := plan || line || E'\n';
+	END LOOP;
+	RETURN CASE WHEN plan LIKE '%Custom Scan (gpusort)%' THEN 'node' ELSE 'sort' END;
+END $$;
+SELECT q, ob_check(q, '') AS result, ob_verbose(q) AS verbose FROM unnest(ARRAY[
+	'SELECT id, sum(i2) OVER (PARTITION BY i2 ORDER BY id) s FROM ob ORDER BY s, id',
+	'SELECT id, count(*) OVER () c FROM ob ORDER BY i4, id',
+	'SELECT id, row_number() OVER (ORDER BY id) FROM (SELECT id, i4 FROM ob ORDER BY i4, id OFFSET 0) s'
+]) q;
+DROP FUNCTION ob_verbose(text);
+
 -- EXPLAIN ANALYZE: where it sorted, the rows, the key bits and the times
 CREATE FUNCTION ob_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE

@@ -42,6 +42,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -433,6 +434,28 @@ fits_in_work_mem(Path *subpath, int nkeys)
 	return subpath->rows * row_bytes <= (double) work_mem * 1024;
 }
 
+/*
+ * Whether the node can sort input's rows by pathkeys: the input is not
+ * ordered so already, its rows are expected to fit in work_mem, its target
+ * holds no window function, and the keys are columns the node sorts by
+ * (match_sort_keys, which fills *private).
+ *
+ * EXPLAIN shows the node's columns and keys through custom_scan_tlist, whose
+ * entries are deparsed in the node's own namespace.  A window function
+ * there cannot be shown: PostgreSQL 18 names its window from the WindowAgg
+ * it is deparsed in, and fails ("could not find window clause") anywhere
+ * else.  Sort shows such a column through its input plan's target list, so
+ * it keeps this case.
+ */
+static bool
+can_sort_input(List *pathkeys, Path *input, List **private)
+{
+	return !pathkeys_contained_in(pathkeys, input->pathkeys) &&
+		fits_in_work_mem(input, list_length(pathkeys)) &&
+		!contain_window_function((Node *) input->pathtarget->exprs) &&
+		match_sort_keys(pathkeys, input, private);
+}
+
 static void
 sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
@@ -466,9 +489,7 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		return;
 
 	input_path = input_rel->cheapest_total_path;
-	if (!pathkeys_contained_in(pathkeys, input_path->pathkeys) &&
-		fits_in_work_mem(input_path, list_length(pathkeys)) &&
-		match_sort_keys(pathkeys, input_path, &private))
+	if (can_sort_input(pathkeys, input_path, &private))
 	{
 		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private, false);
 
@@ -484,9 +505,7 @@ sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		double		total_groups;
 		Path	   *path;
 
-		if (pathkeys_contained_in(pathkeys, partial->pathkeys) ||
-			!fits_in_work_mem(partial, list_length(pathkeys)) ||
-			!match_sort_keys(pathkeys, partial, &private))
+		if (!can_sort_input(pathkeys, partial, &private))
 			return;
 		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private, true);
 		total_groups = partial->rows * partial->parallel_workers;
