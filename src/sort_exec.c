@@ -1,15 +1,6 @@
 /*
- * sort_node.c: a custom plan node that replaces PostgreSQL's Sort for ORDER BY
- * on keys of the types gpusort sorts (int2, int4, int8, float4, float8, date,
- * timestamp, timestamptz).
- *
- * The planner hook offers it at UPPERREL_ORDERED over the cheapest input path
- * (and over the cheapest partial path under a Gather Merge) when every sort
- * key is a column of the input of a supported type sorted by its default
- * btree operator, ASC or DESC, NULLS FIRST or LAST, and the keys' ordered bits
- * fit in 128 bits with one NULL bit per key.  Its rows are its input's,
- * column for column: it never projects, and its keys are input columns by
- * position, found as Sort's are (a volatile key by its sortgroupref).
+ * sort_exec.c: the executor side of gpusort's sort node (sort_plan.c says
+ * where the planner puts it).
  *
  * The executor reads the child's tuples into memory, keeps each key as an
  * unsigned ordered value (keys.h's transforms, -0 and NaN payloads made equal
@@ -58,46 +49,10 @@
 #include "utils/ruleutils.h"
 #include "utils/tuplesort.h"
 
+
 #include "gpusort_pg.h"
 #include "keys.h"
-
-/*
- * A pathkey's direction as a btree strategy; PostgreSQL 18 keeps it as a
- * CompareType (COMPARE_LT, COMPARE_GT) instead.
- */
-#if PG_VERSION_NUM >= 180000
-#define PATHKEY_STRATEGY(pk) \
-	((pk)->pk_cmptype == COMPARE_LT ? BTLessStrategyNumber : \
-	 (pk)->pk_cmptype == COMPARE_GT ? BTGreaterStrategyNumber : InvalidStrategy)
-#else
-#define PATHKEY_STRATEGY(pk) ((pk)->pk_strategy)
-#endif
-
-#define SORT_NODE_NAME "gpusort"
-
-/* every key's ordered bits plus one NULL bit each must fit in this */
-#define SORT_NODE_MAX_BITS 128
-
-bool		gpusort_enable_sort = true;
-
-static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
-
-/*
- * The plan's keys, kept in custom_private as five lists (one entry per key):
- * the column in the node's tuples (1-based), the type, the sort operator,
- * the collation, and the flags (bit 0 DESC, bit 1 NULLS FIRST).
- */
-enum
-{
-	PRIV_COLUMNS,
-	PRIV_TYPES,
-	PRIV_OPERATORS,
-	PRIV_COLLATIONS,
-	PRIV_FLAGS
-};
-
-#define KEY_DESC			1
-#define KEY_NULLS_FIRST		2
+#include "sort_node.h"
 
 typedef struct SortKeyInfo
 {
@@ -188,8 +143,6 @@ typedef struct SortNodeState
 	bool		am_worker;
 } SortNodeState;
 
-static Plan *plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-							List *tlist, List *clauses, List *custom_plans);
 static Node *create_sort_state(CustomScan *cscan);
 static void begin_sort(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_sort(CustomScanState *node);
@@ -205,12 +158,7 @@ static void init_worker_sort(CustomScanState *node, shm_toc *toc, void *coordina
 static void shutdown_sort(CustomScanState *node);
 static void publish_figures(SortNodeState *state);
 
-static const CustomPathMethods sort_path_methods = {
-	.CustomName = SORT_NODE_NAME,
-	.PlanCustomPath = plan_sort_path,
-};
-
-static const CustomScanMethods sort_scan_methods = {
+const CustomScanMethods gpusort_sort_scan_methods = {
 	.CustomName = SORT_NODE_NAME,
 	.CreateCustomScanState = create_sort_state,
 };
@@ -230,336 +178,6 @@ static const CustomExecMethods sort_exec_methods = {
 	.ShutdownCustomScan = shutdown_sort,
 	.ExplainCustomScan = explain_sort,
 };
-
-/* ----------------------------------------------------------------
- * Planning
- * ---------------------------------------------------------------- */
-
-/* Ordered bits of a supported key type, or 0 for any other type. */
-static int
-key_type_width(Oid type, bool *is_float)
-{
-	*is_float = (type == FLOAT4OID || type == FLOAT8OID);
-	switch (type)
-	{
-		case INT2OID:
-			return 16;
-		case INT4OID:
-		case DATEOID:
-		case FLOAT4OID:
-			return 32;
-		case INT8OID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case FLOAT8OID:
-			return 64;
-		default:
-			return 0;
-	}
-}
-
-/*
- * The column of target (1-based) that pathkey pk sorts by, as Sort's
- * prepare_sort_from_pathkeys finds it, or 0 for none.  A volatile key is the
- * column of its ORDER BY clause, found by its sortgroupref: two equal
- * volatile expressions are different values, so equal() cannot tell which.
- * Any other key is the first column that matches a member of its
- * equivalence class (all of whose members sort alike), child members of
- * relids included.
- */
-static int
-key_column(PathKey *pk, PathTarget *target, Relids relids)
-{
-	EquivalenceClass *ec = pk->pk_eclass;
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, target->exprs)
-	{
-		Expr	   *expr = (Expr *) lfirst(lc);
-
-		i++;
-		if (ec->ec_has_volatile)
-		{
-			if (ec->ec_sortref != 0 && list_length(ec->ec_members) == 1 &&
-				get_pathtarget_sortgroupref(target, i - 1) == ec->ec_sortref)
-				return i;
-		}
-		else if (find_ec_member_matching_expr(ec, expr, relids) != NULL)
-			return i;
-	}
-	return 0;
-}
-
-/*
- * The sort keys as columns of input's target (key_column): each must be of a
- * supported type, ordered by the type's default btree operator family.
- * Returns false when one is not.
- */
-static bool
-match_sort_keys(List *pathkeys, Path *input, List **private)
-{
-	PathTarget *target = input->pathtarget;
-	List	   *columns = NIL;
-	List	   *types = NIL;
-	List	   *operators = NIL;
-	List	   *collations = NIL;
-	List	   *flags = NIL;
-	int			bits = 0;
-	ListCell   *lc;
-
-	foreach(lc, pathkeys)
-	{
-		PathKey    *pk = (PathKey *) lfirst(lc);
-		EquivalenceClass *ec = pk->pk_eclass;
-		int			column = key_column(pk, target, input->parent->relids);
-		Oid			type;
-		Oid			opclass;
-		Oid			sortop;
-		bool		is_float;
-		int			width;
-
-		if (column == 0)
-			return false;
-		if (PATHKEY_STRATEGY(pk) != BTLessStrategyNumber && PATHKEY_STRATEGY(pk) != BTGreaterStrategyNumber)
-			return false;
-
-		type = exprType((Node *) list_nth(target->exprs, column - 1));
-		width = key_type_width(type, &is_float);
-		if (width == 0)
-			return false;
-		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
-		if (!OidIsValid(opclass) || get_opclass_family(opclass) != pk->pk_opfamily)
-			return false;
-		sortop = get_opfamily_member(pk->pk_opfamily, type, type, PATHKEY_STRATEGY(pk));
-		if (!OidIsValid(sortop))
-			return false;
-
-		bits += width + 1;
-		if (bits > SORT_NODE_MAX_BITS)
-			return false;
-
-		columns = lappend_int(columns, column);
-		types = lappend_oid(types, type);
-		operators = lappend_oid(operators, sortop);
-		collations = lappend_oid(collations, ec->ec_collation);
-		flags = lappend_int(flags,
-							(PATHKEY_STRATEGY(pk) == BTGreaterStrategyNumber ? KEY_DESC : 0) |
-							(pk->pk_nulls_first ? KEY_NULLS_FIRST : 0));
-	}
-	*private = list_make5(columns, types, operators, collations, flags);
-	return true;
-}
-
-/*
- * Cost of sorting rows by nkeys keys in the node, against Sort's
- * 2 * cpu_operator_cost * log2(rows) a row.  Measured on the CPU path (2 cores,
- * bench/sql_order_by_bench.sh's machine): one key of up to 32 bits breaks
- * even with Sort at about 700 rows; 64-bit words cost a little more; 128-bit
- * words (two argsort passes) break even at about 1,500 rows.  The constants
- * put the crossovers there.
- */
-#define SORT_NODE_ROW_COST			0.025	/* a row, words of up to 32 bits */
-#define SORT_NODE_ROW_COST_64		0.005	/* more a row for a 64-bit word */
-#define SORT_NODE_ROW_COST_128		0.025	/* more a row for a 128-bit word */
-#define SORT_NODE_STARTUP_COST		10.0
-
-static void
-cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
-{
-	double		rows = Max(subpath->rows, 1.0);
-	List	   *types = (List *) list_nth(private, PRIV_TYPES);
-	int			bits = 0;
-	double		per_row;
-	ListCell   *lc;
-
-	foreach(lc, types)
-	{
-		bool		is_float;
-
-		bits += key_type_width(lfirst_oid(lc), &is_float);
-	}
-	per_row = SORT_NODE_ROW_COST + cpu_operator_cost * list_length(types);
-	if (bits > 32)
-		per_row += SORT_NODE_ROW_COST_64;
-	if (bits > 64)
-		per_row += SORT_NODE_ROW_COST_128;
-
-	cpath->path.rows = subpath->rows;
-	cpath->path.startup_cost = subpath->total_cost + SORT_NODE_STARTUP_COST + per_row * rows;
-	cpath->path.total_cost = cpath->path.startup_cost + cpu_operator_cost * rows;
-}
-
-/*
- * The node's path over subpath.  Its target is subpath's: the node never
- * projects (no CUSTOMPATH_SUPPORT_PROJECTION), so the planner puts any
- * projection above it.  In each worker under a Gather Merge (partial) it is
- * parallel aware, only so that the executor calls its shared-memory
- * callbacks, through which the workers' figures reach EXPLAIN ANALYZE.
- */
-static CustomPath *
-make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys,
-			   List *private, bool partial)
-{
-	CustomPath *cpath = makeNode(CustomPath);
-
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = subpath->pathtarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = partial;
-	cpath->path.parallel_safe = subpath->parallel_safe;
-	cpath->path.parallel_workers = subpath->parallel_workers;
-	cpath->path.pathkeys = pathkeys;
-	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
-	cpath->custom_paths = list_make1(subpath);
-	cpath->custom_private = private;
-	cpath->methods = &sort_path_methods;
-	cost_sort_node(cpath, subpath, private);
-	return cpath;
-}
-
-/*
- * Whether the planner expects subpath's rows to fit in work_mem in the node
- * (a tuple and its pointer, the keys, the packed key and the permutation a
- * row).  Where they do not, Sort's external merge is what runs either way:
- * the node is not offered, and an underestimate is handled at run time.
- */
-static bool
-fits_in_work_mem(Path *subpath, int nkeys)
-{
-	double		row_bytes = MAXALIGN(subpath->pathtarget->width) + MAXALIGN(SizeofMinimalTupleHeader) +
-		sizeof(MinimalTuple) + sizeof(uint64) * nkeys + 16 + sizeof(uint32);
-
-	return subpath->rows * row_bytes <= (double) work_mem * 1024;
-}
-
-/*
- * Whether the node can sort input's rows by pathkeys: the input is not
- * ordered so already, its rows are expected to fit in work_mem, its target
- * holds no window function, and the keys are columns the node sorts by
- * (match_sort_keys, which fills *private).
- *
- * EXPLAIN shows the node's columns and keys through custom_scan_tlist, whose
- * entries are deparsed in the node's own namespace.  A window function
- * there cannot be shown: PostgreSQL 18 names its window from the WindowAgg
- * it is deparsed in, and fails ("could not find window clause") anywhere
- * else.  Sort shows such a column through its input plan's target list, so
- * it keeps this case.
- */
-static bool
-can_sort_input(List *pathkeys, Path *input, List **private)
-{
-	return !pathkeys_contained_in(pathkeys, input->pathkeys) &&
-		fits_in_work_mem(input, list_length(pathkeys)) &&
-		!contain_window_function((Node *) input->pathtarget->exprs) &&
-		match_sort_keys(pathkeys, input, private);
-}
-
-static void
-sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
-					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
-{
-	List	   *pathkeys = root->sort_pathkeys;
-	PathTarget *target = root->upper_targets[UPPERREL_ORDERED];
-	Path	   *input_path;
-	List	   *private;
-
-	if (prev_create_upper_paths_hook)
-		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
-
-	if (stage != UPPERREL_ORDERED || !gpusort_enable_sort || pathkeys == NIL)
-		return;
-
-	/*
-	 * Above a set operation (UNION ... ORDER BY) the planner sets neither the
-	 * ordered target nor root->limit_tuples, and the set operation's output
-	 * columns are Vars of no range table entry, which this node's scan tlist
-	 * cannot show: Sort keeps that case.
-	 */
-	if (root->parse->setOperations != NULL || target == NULL)
-		return;
-
-	/*
-	 * A small LIMIT (with OFFSET) is PostgreSQL's bounded heap sort's case: it
-	 * keeps k rows, where this node would sort them all.
-	 */
-	if (root->limit_tuples >= 0 &&
-		root->limit_tuples < input_rel->cheapest_total_path->rows / 4)
-		return;
-
-	input_path = input_rel->cheapest_total_path;
-	if (can_sort_input(pathkeys, input_path, &private))
-	{
-		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private, false);
-
-		if (path->pathtarget != target)
-			path = apply_projection_to_path(root, output_rel, path, target);
-		add_path(output_rel, path);
-	}
-
-	/* each worker sorts its share, a Gather Merge merges them */
-	if (input_rel->partial_pathlist != NIL && output_rel->consider_parallel)
-	{
-		Path	   *partial = (Path *) linitial(input_rel->partial_pathlist);
-		double		total_groups;
-		Path	   *path;
-
-		if (!can_sort_input(pathkeys, partial, &private))
-			return;
-		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private, true);
-		total_groups = partial->rows * partial->parallel_workers;
-		path = (Path *) create_gather_merge_path(root, output_rel, path, path->pathtarget,
-												 pathkeys, NULL, &total_groups);
-		if (path->pathtarget != target)
-			path = apply_projection_to_path(root, output_rel, path, target);
-		add_path(output_rel, path);
-	}
-}
-
-/*
- * The child's plan becomes the node's outer plan.  The node's tuples are the
- * child's, column for column: custom_scan_tlist is the child's target list,
- * the node's target list (that of its path, which is the child's) says the
- * same, and the sort keys are columns by position.
- *
- * The executor returns the tuples as they are (begin_sort), not through the
- * target list: set_customscan_references maps the target list onto
- * custom_scan_tlist by equal(), which would send every copy of a volatile
- * expression that appears twice to the first copy's column.
- */
-static Plan *
-plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-			   List *tlist, List *clauses, List *custom_plans)
-{
-	CustomScan *cscan = makeNode(CustomScan);
-	Plan	   *child = (Plan *) linitial(custom_plans);
-	ListCell   *lt;
-	ListCell   *lc;
-
-	Assert(clauses == NIL);
-	if (list_length(tlist) != list_length(child->targetlist))
-		elog(ERROR, "gpusort sort node: %d output columns for %d input columns",
-			 list_length(tlist), list_length(child->targetlist));
-	forboth(lt, tlist, lc, child->targetlist)
-	{
-		if (exprType((Node *) ((TargetEntry *) lfirst(lt))->expr) !=
-			exprType((Node *) ((TargetEntry *) lfirst(lc))->expr))
-			elog(ERROR, "gpusort sort node: an output column's type is not its input column's");
-	}
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.plan.lefttree = child;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = best_path->custom_private;
-	cscan->custom_scan_tlist = copyObject(child->targetlist);
-	cscan->custom_relids = NULL;
-	cscan->methods = &sort_scan_methods;
-	return (Plan *) cscan;
-}
 
 /* ----------------------------------------------------------------
  * Execution
@@ -588,7 +206,7 @@ create_sort_state(CustomScan *cscan)
 		key->collation = list_nth_oid((List *) list_nth(private, PRIV_COLLATIONS), i);
 		key->descending = (flags & KEY_DESC) != 0;
 		key->nulls_first = (flags & KEY_NULLS_FIRST) != 0;
-		key->width = key_type_width(key->type, &key->is_float);
+		key->width = sort_key_width(key->type, &key->is_float);
 		i++;
 	}
 	state->device = -1;
@@ -1656,20 +1274,3 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_workers(state, es);
 }
 
-void
-gpusort_sort_node_init(void)
-{
-	DefineCustomBoolVariable("gpusort.enable_sort",
-							 "Enables gpusort's sort node.",
-							 "The planner then offers it in place of Sort for ORDER BY on "
-							 "smallint, integer, bigint, real, double precision, date, "
-							 "timestamp and timestamptz keys.",
-							 &gpusort_enable_sort,
-							 true,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
-
-	RegisterCustomScanMethods(&sort_scan_methods);
-	prev_create_upper_paths_hook = create_upper_paths_hook;
-	create_upper_paths_hook = sort_node_upper_paths;
-}
