@@ -20,6 +20,7 @@
 
 #include "access/nbtree.h"
 #include "access/parallel.h"
+#include "common/int.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -76,7 +77,8 @@ typedef struct SortNodeFigures
 	bool		tuplesort;		/* past work_mem: tuplesort's figures */
 	int			device;			/* -1 the CPU */
 	int			key_bits;
-	int64		rows;
+	int64		rows;			/* read from the input */
+	int64		bound;			/* the rows kept under a LIMIT, or -1 */
 	int64		memory;			/* bytes */
 	TuplesortInstrumentation tuplesort_stats;
 	double		extract_ms;
@@ -126,6 +128,23 @@ typedef struct SortNodeState
 	bool		mark_eof;
 
 	bool		grown_to_limit; /* the row arrays' last growth is done */
+	int64		rows_in;		/* rows read from the input */
+
+	/*
+	 * Under a Limit: the first bound rows are kept (-1: all).  Where the keys
+	 * pack into 64 bits with a NULL bit each, the rows read are pruned to the
+	 * bound's best whenever prune_at are held, and after the first pruning a
+	 * row whose word is not below the bound's last (threshold) is passed
+	 * over as it is read.
+	 */
+	ExprState  *count_expr;
+	ExprState  *offset_expr;
+	int64		bound;
+	bool		pruning;
+	int			prune_shift[SORT_NODE_MAX_BITS / 17 + 1];
+	int64		prune_at;
+	bool		have_threshold;
+	uint64		threshold;
 
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
@@ -253,7 +272,73 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultopsset = true;
 	state->tuple_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort sort node",
 												 ALLOCSET_DEFAULT_SIZES);
+	state->bound = -1;
+	if (((CustomScan *) node->ss.ps.plan)->custom_exprs != NIL)
+	{
+		List	   *exprs = ((CustomScan *) node->ss.ps.plan)->custom_exprs;
+
+		state->count_expr = ExecInitExpr((Expr *) linitial(exprs), &node->ss.ps);
+		state->offset_expr = ExecInitExpr((Expr *) lsecond(exprs), &node->ss.ps);
+	}
 }
+
+/*
+ * The Limit's count + offset (as its recompute_limits reads them), or -1 for
+ * no bound: no Limit, a NULL count, or a sum past int64.
+ */
+static int64
+current_bound(SortNodeState *state)
+{
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	Datum		value;
+	bool		isnull;
+	int64		count;
+	int64		offset = 0;
+	int64		bound;
+
+	if (state->count_expr == NULL)
+		return -1;
+	value = ExecEvalExprSwitchContext(state->count_expr, econtext, &isnull);
+	if (isnull || (count = DatumGetInt64(value)) <= 0)
+		return -1;
+	if (state->offset_expr != NULL)
+	{
+		value = ExecEvalExprSwitchContext(state->offset_expr, econtext, &isnull);
+		if (!isnull && DatumGetInt64(value) > 0)
+			offset = DatumGetInt64(value);
+	}
+	if (pg_add_s64_overflow(count, offset, &bound))
+		return -1;
+	return bound;
+}
+
+/*
+ * Sets the bound for the next sort, and whether its rows are pruned as they
+ * are read: keys whose words, a NULL bit each, fit in 64 bits.
+ */
+static void
+set_bound(SortNodeState *state)
+{
+	int			bits = 0;
+
+	state->bound = current_bound(state);
+	state->pruning = false;
+	state->have_threshold = false;
+	if (state->bound < 0)
+		return;
+	for (int k = state->nkeys - 1; k >= 0; k--)
+	{
+		state->prune_shift[k] = bits;
+		bits += state->keys[k].width + 1;
+	}
+	state->pruning = (bits <= 64);
+	state->prune_at = Max(state->bound * 2, SORT_NODE_PRUNE_MIN);
+}
+
+static uint8 *alloc_null_flags(SortNodeState *state);
+static inline uint128 packed_key(SortNodeState *state, const int *shift, int64 i);
+static void argsort_words(SortNodeState *state, const void *words, int64 n, int bits,
+						  uint32 *perm, int64 limit);
 
 /* Drops what a sort holds, for a rescan or the end. */
 static void
@@ -276,6 +361,8 @@ reset_sort(SortNodeState *state)
 	state->ntuples = 0;
 	state->capacity = 0;
 	state->grown_to_limit = false;
+	state->rows_in = 0;
+	state->have_threshold = false;
 	state->mem_used = 0;
 	state->current = 0;
 	state->eof_reached = false;
@@ -339,6 +426,7 @@ begin_tuplesort(SortNodeState *state)
 	Oid		   *operators = palloc(sizeof(Oid) * state->nkeys);
 	Oid		   *collations = palloc(sizeof(Oid) * state->nkeys);
 	bool	   *nulls_first = palloc(sizeof(bool) * state->nkeys);
+	Tuplesortstate *ts;
 
 	for (int i = 0; i < state->nkeys; i++)
 	{
@@ -347,9 +435,13 @@ begin_tuplesort(SortNodeState *state)
 		collations[i] = state->keys[i].collation;
 		nulls_first[i] = state->keys[i].nulls_first;
 	}
-	return tuplesort_begin_heap(desc, state->nkeys, columns, operators, collations,
-								nulls_first, work_mem, NULL,
-								state->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
+	ts = tuplesort_begin_heap(desc, state->nkeys, columns, operators, collations,
+							  nulls_first, work_mem, NULL,
+							  (state->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE) |
+							  (state->bound >= 0 ? TUPLESORT_ALLOWBOUNDED : 0));
+	if (state->bound >= 0)
+		tuplesort_set_bound(ts, state->bound);
+	return ts;
 }
 
 /* Row i of the columns into the virtual slot. */
@@ -471,6 +563,9 @@ next_capacity(SortNodeState *state, int64 limit)
 		capacity = limit / (row_bytes + tuple_bytes);
 		state->grown_to_limit = true;
 	}
+	/* a pruned sort holds at most prune_at rows */
+	if (state->pruning)
+		capacity = Min(capacity, (double) state->prune_at);
 	capacity = floor(Min(capacity, Min((double) MaxAllocHugeSize / sizeof(Datum), (double) PG_UINT32_MAX)));
 	if (old == 0)
 		return (int64) Max(capacity, 1);
@@ -542,6 +637,9 @@ grow_rows(SortNodeState *state, int64 limit)
 		move_row_arrays(state, capacity);
 	state->mem_used += (capacity - old) * row_array_bytes(state);
 	state->capacity = capacity;
+	/* a pruned sort's words have a NULL bit for every key */
+	for (int k = 0; old == 0 && state->pruning && k < state->nkeys; k++)
+		state->nulls[k] = alloc_null_flags(state);
 	return true;
 }
 
@@ -554,6 +652,93 @@ alloc_null_flags(SortNodeState *state)
 	memset(flags, 0, state->capacity);
 	state->mem_used += state->capacity;
 	return flags;
+}
+
+/*
+ * The k rows of perm (sorted positions) moved to the front of every row
+ * array, in perm's order; tuples not among them freed.
+ */
+static void
+keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
+{
+	int64		n = state->ntuples;
+	char	   *tmp = MemoryContextAlloc(state->tuple_context, sizeof(uint64) * Max(k, 1));
+
+#define GATHER(array, type) \
+	do { \
+		type	   *a_ = (type *) (array); \
+		for (int64 i_ = 0; i_ < k; i_++) \
+			((type *) tmp)[i_] = a_[perm[i_]]; \
+		memcpy(a_, tmp, sizeof(type) * k); \
+	} while (0)
+/* a 1-byte flag array: gathered, the rest cleared for the rows read next */
+#define GATHER_FLAGS(array) \
+	do { \
+		GATHER(array, uint8); \
+		memset((uint8 *) (array) + k, 0, state->capacity - k); \
+	} while (0)
+
+	if (state->columnar)
+	{
+		for (int c = 0; c < state->ncols; c++)
+		{
+			GATHER(state->cols[c], Datum);
+			if (state->colnulls[c])
+				GATHER_FLAGS(state->colnulls[c]);
+		}
+	}
+	else
+	{
+		bool	   *kept = MemoryContextAllocZero(state->tuple_context, Max(n, 1));
+
+		for (int64 i = 0; i < k; i++)
+			kept[perm[i]] = true;
+		for (int64 i = 0; i < n; i++)
+		{
+			if (kept[i])
+				continue;
+			state->mem_used -= GetMemoryChunkSpace(state->tuples[i]);
+			pfree(state->tuples[i]);
+		}
+		pfree(kept);
+		GATHER(state->tuples, MinimalTuple);
+	}
+	for (int key = 0; key < state->nkeys; key++)
+	{
+		GATHER(state->values[key], uint64);
+		GATHER_FLAGS(state->nulls[key]);
+	}
+#undef GATHER_FLAGS
+#undef GATHER
+	pfree(tmp);
+	state->ntuples = k;
+}
+
+/*
+ * A bounded sort's rows pruned to the bound's best (the first bound rows of
+ * the stable order); the last of them is the threshold that the rows read
+ * next must be below.  The rows kept stay in the order of the sort, ahead of
+ * the rows read later, so ties keep the input's order.
+ */
+static void
+prune_rows(SortNodeState *state)
+{
+	int64		n = state->ntuples;
+	int64		k = state->bound;
+	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+	uint64	   *words = gpusort_alloc_large(sizeof(uint64) * n);
+	uint32	   *perm = gpusort_alloc_large(sizeof(uint32) * n);
+
+	for (int64 i = 0; i < n; i++)
+		words[i] = (uint64) packed_key(state, state->prune_shift, i) ^ UINT64_C(0x8000000000000000);
+	argsort_words(state, words, n, 64, perm, k);
+	keep_rows(state, perm, k);
+	state->threshold = (uint64) packed_key(state, state->prune_shift, k - 1);
+	state->have_threshold = true;
+	pfree(words);
+	pfree(perm);
+	MemoryContextSwitchTo(old);
+	CHECK_FOR_INTERRUPTS();
 }
 
 /* Reads the child: into memory, or into a tuplesort once past work_mem. */
@@ -598,9 +783,19 @@ read_input(SortNodeState *state)
 				state->values[k][state->ntuples] = 0;
 			}
 			else
+			{
 				state->values[k][state->ntuples] = ordered_value(key, value);
+				if (state->nulls[k])
+					state->nulls[k][state->ntuples] = 0;
+			}
 		}
-		if (state->columnar)
+		state->rows_in++;
+		if (state->have_threshold &&
+			(uint64) packed_key(state, state->prune_shift, state->ntuples) >= state->threshold)
+		{
+			/* not among the bound's best: passed over */
+		}
+		else if (state->columnar)
 		{
 			slot_getallattrs(slot);
 			for (int c = 0; c < state->ncols; c++)
@@ -624,6 +819,8 @@ read_input(SortNodeState *state)
 			state->tuples[state->ntuples++] = tuple;
 			state->mem_used += GetMemoryChunkSpace(tuple);
 		}
+		if (state->pruning && state->ntuples >= state->prune_at)
+			prune_rows(state);
 		if (timing)
 		{
 			instr_time	now;
@@ -637,9 +834,13 @@ read_input(SortNodeState *state)
 	}
 }
 
-/* Stable argsort of n words of width bits (32 or 64) into perm. */
+/*
+ * Stable argsort of n words of width bits (32 or 64) into perm; with 0 <
+ * limit < n, only the first limit positions (a select, then a sort of those).
+ */
 static void
-argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32 *perm)
+argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32 *perm,
+			  int64 limit)
 {
 	GpusortJob	job;
 
@@ -649,6 +850,7 @@ argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32
 	job.descending = false;
 	job.source = words;
 	job.perm = perm;
+	job.limit = (size_t) limit;
 	gpusort_run(&job);
 	if (gpusort_last.valid)
 		state->device = gpusort_last.device;
@@ -729,6 +931,7 @@ static void
 sort_in_memory(SortNodeState *state)
 {
 	int64		n = state->ntuples;
+	int64		out = (state->bound >= 0 && state->bound < n) ? state->bound : n;
 	int			shift[SORT_NODE_MAX_BITS / 17 + 1];
 	int			bits = 0;
 	void	   *spare;
@@ -765,7 +968,7 @@ sort_in_memory(SortNodeState *state)
 		}
 		for (int k = 1; k < state->nkeys; k++)
 			pfree(state->values[k]);
-		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm);
+		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm, out < n ? out : 0);
 	}
 	else
 	{
@@ -782,11 +985,11 @@ sort_in_memory(SortNodeState *state)
 		}
 		for (int k = 1; k < state->nkeys; k++)
 			pfree(state->values[k]);
-		argsort_words(state, low, n, 64, first);
+		argsort_words(state, low, n, 64, first, 0);
 		/* the high words in the low words' order, then a stable sort of those */
 		for (int64 i = 0; i < n; i++)
 			low[i] = high[first[i]] ^ UINT64_C(0x8000000000000000);
-		argsort_words(state, low, n, 64, state->perm);
+		argsort_words(state, low, n, 64, state->perm, 0);
 		for (int64 i = 0; i < n; i++)
 			state->perm[i] = first[state->perm[i]];
 		pfree(high);
@@ -807,18 +1010,19 @@ sort_in_memory(SortNodeState *state)
 		for (int c = 0; c < state->ncols; c++)
 		{
 			state->cols[c] = permute_array(state->cols[c], sizeof(Datum) * state->capacity,
-										   sizeof(Datum), state->perm, n, &spare, &spare_bytes);
+										   sizeof(Datum), state->perm, out, &spare, &spare_bytes);
 			if (state->colnulls[c])
 				state->colnulls[c] = permute_array(state->colnulls[c], state->capacity, sizeof(bool),
-												   state->perm, n, &spare, &spare_bytes);
+												   state->perm, out, &spare, &spare_bytes);
 		}
 	}
 	else
 		state->tuples = permute_array(state->tuples, sizeof(MinimalTuple) * state->capacity,
-									  sizeof(MinimalTuple), state->perm, n, &spare, &spare_bytes);
+									  sizeof(MinimalTuple), state->perm, out, &spare, &spare_bytes);
 	pfree(spare);
 	pfree(state->perm);
 	state->perm = NULL;
+	state->ntuples = out;
 	MemoryContextSwitchTo(old);
 }
 
@@ -828,6 +1032,7 @@ do_sort(SortNodeState *state)
 	instr_time	start;
 	instr_time	now;
 
+	set_bound(state);
 	read_input(state);
 	INSTR_TIME_SET_CURRENT(start);
 	if (state->tuplesort)
@@ -958,7 +1163,8 @@ rescan_sort(CustomScanState *node)
 	 * Otherwise the child is read again, since its rows may differ from one
 	 * scan to the next (nextval(), random()) even without a parameter.
 	 */
-	if (child->chgParam != NULL || !state->random_access)
+	if (child->chgParam != NULL || !state->random_access ||
+		(state->count_expr != NULL && current_bound(state) != state->bound))
 	{
 		reset_sort(state);
 		if (child->chgParam == NULL)
@@ -1031,7 +1237,8 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 		tuplesort_get_stats(state->tuplesort, &f->tuplesort_stats);
 	f->device = state->device;
 	f->key_bits = state->key_bits;
-	f->rows = state->ntuples;
+	f->rows = state->rows_in;
+	f->bound = state->bound;
 	f->memory = state->mem_used;
 	f->extract_ms = state->extract_ms;
 	f->sort_ms = state->sort_ms;
@@ -1154,6 +1361,8 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 	else
 	{
 		ExplainPropertyInteger("Sort Rows", NULL, f->rows, es);
+		if (f->bound >= 0)
+			ExplainPropertyInteger("Sort Bound", NULL, f->bound, es);
 		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
 		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
 	}

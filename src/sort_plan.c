@@ -466,18 +466,28 @@ sort_plan_keys(Sort *sort)
  * Whether the node should take sort's place: its keys pack, and it expects
  * at least gpusort.sort_node_min_rows rows that fit in work_mem (0 takes
  * every Sort whose keys pack, whatever its estimates).  A bounded sort
- * (bound >= 0, from a constant LIMIT) keeps about twice its bound in memory.
+ * (bound >= 0, from a constant LIMIT) of keys that pack into 64 bits with a
+ * NULL bit each keeps about twice its bound in memory.
  */
 static bool
-worth_swapping(Sort *sort, double bound)
+worth_swapping(Sort *sort, List *private, double bound)
 {
+	int			bits = 0;
+	ListCell   *lc;
+
 	double		rows = sort->plan.plan_rows;
 
 	if (gpusort_sort_node_min_rows == 0)
 		return true;
 	if (rows < gpusort_sort_node_min_rows)
 		return false;
-	if (bound >= 0)
+	foreach(lc, (List *) list_nth(private, PRIV_TYPES))
+	{
+		bool		is_float;
+
+		bits += sort_key_width(lfirst_oid(lc), &is_float) + 1;
+	}
+	if (bound >= 0 && bits <= 64)
 		rows = Min(rows, 2 * bound + SORT_NODE_PRUNE_MIN);
 	return fits_in_work_mem(rows, sort->plan.plan_width, sort->numCols);
 }
@@ -610,13 +620,22 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 			break;
 	}
 
+	/* the node the ORDER BY path put there, under a Limit it did not see */
+	if (IsA(plan, CustomScan) && ((CustomScan *) plan)->methods == &gpusort_sort_scan_methods &&
+		limit != NULL && ((CustomScan *) plan)->custom_exprs == NIL)
+	{
+		((CustomScan *) plan)->custom_exprs = list_make2(copyObject(limit->limitCount),
+														 copyObject(limit->limitOffset));
+		return plan;
+	}
+
 	if (nodeTag(plan) == T_Sort)
 	{
 		Sort	   *sort = (Sort *) plan;
 		double		bound = limit ? const_bound(limit) : -1;
 		List	   *private;
 
-		if (!worth_swapping(sort, bound) || (private = sort_plan_keys(sort)) == NIL)
+		if ((private = sort_plan_keys(sort)) == NIL || !worth_swapping(sort, private, bound))
 			return plan;
 		return swap_sort(sort, private, limit,
 						 parent != NULL && IsA(parent, GatherMerge));
