@@ -274,11 +274,13 @@ BEGIN
 		CASE WHEN nodes > 0 THEN format('gpusort x%s', nodes) || coalesce(' (' || devs || ')', '') END,
 		CASE WHEN sorts > 0 THEN format('Sort x%s', sorts) END,
 		CASE WHEN planned IS NOT NULL THEN format('workers %s/%s', launched, planned) END,
+		CASE WHEN plan ~ 'Partial Aggregate' THEN 'partial aggregates' END,
+		CASE WHEN plan ~ 'gpu_sort_agg\(' THEN 'gpu_sort_agg' END,
 		CASE WHEN plan ~ '(Disk: |external (merge|sort)|tuplesort \(past work_mem\))' THEN 'SPILLED past work_mem' END);
 	sorted := sorts + nodes > 0;
 	node := nodes > 0;
 	IF summary = '' THEN
-		summary := 'no sort';
+		summary := 'no sort node';
 	END IF;
 END $$;
 
@@ -331,7 +333,7 @@ BEGIN
 				plan := plan || line || E'\n';
 			END LOOP;
 			s := pg_temp.summarize(plan);
-			IF r.fn_row AND v.role = 'cand' THEN
+			IF r.fn_row AND (v.role = 'cand' OR r.per_device) THEN
 				s.summary := s.summary || coalesce((SELECT '; last sort: ' || device || ' ' || algorithm
 													FROM gpusort_last_run()), '');
 			END IF;
@@ -404,10 +406,10 @@ SELECT result.*,
 			WHEN part = 'guard' THEN CASE WHEN ratio >= 0.95 THEN 'ok'
 										  WHEN node_used THEN '**below 0.95x**'
 										  ELSE 'below 0.95x, same plan (noise)' END
+			WHEN NOT node_used THEN '**missed**: the node is not in the plan (the ratio is the spread between runs)'
 			WHEN target IS NULL THEN CASE WHEN ratio < 0.95 THEN 'no target; **below 0.95x**' ELSE 'no target' END
 			WHEN ratio >= target THEN 'met'
-			ELSE '**missed**' || CASE WHEN ratio < 0.95 THEN ', below 0.95x' ELSE '' END
-				 || CASE WHEN node_used THEN '' ELSE ' (the node is not in the plan)' END END AS verdict
+			ELSE '**missed**' || CASE WHEN ratio < 0.95 THEN ', below 0.95x' ELSE '' END END AS verdict
 FROM result;
 
 SELECT 'md', format('| %s: %s vs %s | %s | %s (%s) | %s (%s) | %s (%s) | %s | %s | %s | %s |',
