@@ -357,6 +357,12 @@ BEGIN
 			END LOOP;
 			INSERT INTO runs SELECT r.id, k - 1, i, total[k] / r.reps FROM generate_subscripts(total, 1) k;
 		END LOOP;
+		-- the row's best times, on stderr as it ends (a run cut short still shows them)
+		RAISE NOTICE 'bench:   best ms: %',
+			(SELECT string_agg(format('%s%s %s', x.label, coalesce(' ' || x.device, ''),
+									  (SELECT round(min(u.ms)::numeric, 3) FROM runs u WHERE u.rid = x.rid AND u.vno = x.vno)),
+							   ', ' ORDER BY x.vno)
+			 FROM variants x WHERE x.rid = r.id);
 	EXCEPTION WHEN others THEN
 		INSERT INTO row_errors VALUES (r.id, SQLERRM);
 		RAISE NOTICE 'bench: error: %', SQLERRM;
