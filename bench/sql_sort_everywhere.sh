@@ -180,7 +180,7 @@ CREATE TEMP TABLE bench_rows (
 CREATE TEMP TABLE variants (rid int, vno int, role text, label text, device text, q text, settings text);
 CREATE TEMP TABLE runs (rid int, vno int, run int, ms float8);
 CREATE TEMP TABLE plans (rid int, vno int, plan text, summary text, sorted bool, node bool, result text);
-CREATE TEMP TABLE row_errors (rid int, message text);
+CREATE TEMP TABLE row_errors (rid int, vno int, message text);	-- vno NULL: the row's
 
 \if :main
 INSERT INTO bench_rows
@@ -294,7 +294,7 @@ CREATE FUNCTION pg_temp.run_row(rid int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	r bench_rows;
 	v variants;
-	vs variants[];
+	vs variants[] := '{}';
 	total float8[];
 	d text;
 	i int;
@@ -325,23 +325,29 @@ BEGIN
 	END LOOP;
 	BEGIN
 		PERFORM pg_temp.apply(r.row_set);
+		-- a variant that fails here (no GPU, say) is left out; the others go on
 		FOR v IN SELECT * FROM variants WHERE variants.rid = r.id ORDER BY variants.vno LOOP
-			PERFORM pg_temp.apply(v.settings);
-			plan := '';
-			FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'
-					|| CASE WHEN r.fn_row THEN ', VERBOSE' ELSE '' END || ') ' || v.q LOOP
-				plan := plan || line || E'\n';
-			END LOOP;
-			s := pg_temp.summarize(plan);
-			IF r.fn_row AND (v.role = 'cand' OR r.per_device) THEN
-				s.summary := s.summary || coalesce((SELECT '; last sort: ' || device || ' ' || algorithm
-													FROM gpusort_last_run()), '');
-			END IF;
-			INSERT INTO plans VALUES (r.id, v.vno, plan, s.summary, s.sorted, s.node, NULL);
+			BEGIN
+				PERFORM pg_temp.apply(v.settings);
+				plan := '';
+				FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'
+						|| CASE WHEN r.fn_row THEN ', VERBOSE' ELSE '' END || ') ' || v.q LOOP
+					plan := plan || line || E'\n';
+				END LOOP;
+				s := pg_temp.summarize(plan);
+				IF r.fn_row AND (v.role = 'cand' OR r.per_device) THEN
+					s.summary := s.summary || coalesce((SELECT '; last sort: ' || device || ' ' || algorithm
+														FROM gpusort_last_run()), '');
+				END IF;
+				INSERT INTO plans VALUES (r.id, v.vno, plan, s.summary, s.sorted, s.node, NULL);
+				vs := vs || v;
+			EXCEPTION WHEN others THEN
+				INSERT INTO row_errors VALUES (r.id, v.vno, SQLERRM);
+				RAISE NOTICE 'bench: error (%): %', coalesce(v.device, v.label), SQLERRM;
+			END;
 		END LOOP;
-		vs := ARRAY(SELECT x FROM variants x WHERE x.rid = r.id ORDER BY x.vno);
 		FOR i IN 1 .. runs LOOP
-			total := array_fill(0::float8, ARRAY[cardinality(vs)]);
+			total := array_fill(0::float8, ARRAY[vno]);
 			FOR j IN 1 .. r.reps LOOP
 				-- the order turns round each time, so that no variant always follows another
 				FOREACH v IN ARRAY CASE (i + j) % 2 WHEN 0 THEN vs
@@ -355,7 +361,7 @@ BEGIN
 					END IF;
 				END LOOP;
 			END LOOP;
-			INSERT INTO runs SELECT r.id, k - 1, i, total[k] / r.reps FROM generate_subscripts(total, 1) k;
+			INSERT INTO runs SELECT r.id, x.vno, i, total[x.vno + 1] / r.reps FROM unnest(vs) x;
 		END LOOP;
 		-- the row's best times, on stderr as it ends (a run cut short still shows them)
 		RAISE NOTICE 'bench:   best ms: %',
@@ -364,7 +370,7 @@ BEGIN
 							   ', ' ORDER BY x.vno)
 			 FROM variants x WHERE x.rid = r.id);
 	EXCEPTION WHEN others THEN
-		INSERT INTO row_errors VALUES (r.id, SQLERRM);
+		INSERT INTO row_errors VALUES (r.id, NULL, SQLERRM);
 		RAISE NOTICE 'bench: error: %', SQLERRM;
 	END;
 	-- back to the session's settings
@@ -402,7 +408,8 @@ LEFT JOIN timing tb ON tb.rid = r.id AND tb.vno = b.vno
 LEFT JOIN timing tc ON tc.rid = r.id AND tc.vno = c.vno
 LEFT JOIN plans pb ON pb.rid = r.id AND pb.vno = b.vno
 LEFT JOIN plans pc ON pc.rid = r.id AND pc.vno = c.vno
-LEFT JOIN row_errors e ON e.rid = r.id;
+LEFT JOIN LATERAL (SELECT string_agg(DISTINCT message, '; ') AS message FROM row_errors e
+				   WHERE e.rid = r.id AND (e.vno IS NULL OR e.vno IN (b.vno, c.vno))) e ON true;
 CREATE TEMP VIEW verdict AS
 SELECT result.*,
 	   CASE WHEN error IS NOT NULL THEN 'error: ' || error
@@ -464,7 +471,9 @@ SELECT format(E'\n## %s: %s, %s, %s rows, device %s\n\nquery: `%s`  \nsettings: 
 			  r.kind, v.label, r.shape, r.n, coalesce(v.device, '(any)'), v.q, r.row_set || ';' || v.settings,
 			  coalesce(p.result, '-'), coalesce(p.plan, '(none: ' || coalesce(e.message, 'not run') || E')\n'))
 FROM bench_rows r JOIN variants v ON v.rid = r.id
-LEFT JOIN plans p ON p.rid = v.rid AND p.vno = v.vno LEFT JOIN row_errors e ON e.rid = r.id
+LEFT JOIN plans p ON p.rid = v.rid AND p.vno = v.vno
+LEFT JOIN LATERAL (SELECT string_agg(message, '; ') AS message FROM row_errors e
+				   WHERE e.rid = r.id AND (e.vno IS NULL OR e.vno = v.vno)) e ON true
 ORDER BY r.id, v.vno;
 \o
 SQL
