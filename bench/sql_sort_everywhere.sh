@@ -511,9 +511,10 @@ guard_devices=$(lines devices | cut -d'|' -f2)
 		echo "## The guard: no shape below 0.95x of the node off"
 		echo
 		echo "Tables g_N, h_N of N rows: x int4, k int4 in [0, 1000), y int8, f float8, xn (x with 1% NULLs),"
-		echo "p text (32 characters); each timed run repeats the query max(1, $guard_work / N) times and"
-		echo "reports the time of one, best of $guard_runs (median in parentheses). Shapes: keys x; k, y; f; x with p carried through; xn DESC NULLS FIRST"
-		echo "(the merge join joins on xn, ascending)."
+		echo "p text (32 characters); each timed round repeats the query max(1, $guard_work / N) times and"
+		echo "reports the time of one, best of $guard_runs rounds (median in parentheses). Shapes: keys x; k, y;"
+		echo "f; x with p carried through; xn DESC NULLS FIRST (the merge join joins on xn, ascending)."
+		echo "Devices: $guard_devices."
 		echo
 		echo "| kind | shape | rows | device | node off ms | node on ms | off / on | plan, node on | flag |"
 		echo "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- |"
