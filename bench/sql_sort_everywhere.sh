@@ -201,7 +201,13 @@ FROM (VALUES
 	(6, 'ORDER BY x LIMIT 1000000',
 	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 1000000) s', :'serial', 2, 1.5),
 	(7, format('ORDER BY x, %s workers', :workers),
-	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x) s', :'par', 2, NULL)) v(id, kind, q, rs, tg, tc);
+	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x) s', :'par', 2, NULL),
+	(10, 'row_number() OVER (ORDER BY x), rn <= 1000 (run condition)',
+	 'SELECT count(*) FROM (SELECT x, row_number() OVER (ORDER BY x) rn FROM t) s WHERE rn <= 1000', :'serial', NULL, NULL),
+	(11, 'ORDER BY x LIMIT 10000',
+	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 10000) s', :'serial', NULL, NULL),
+	(12, 'ORDER BY x (serial)',
+	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x) s', :'serial', NULL, NULL)) v(id, kind, q, rs, tg, tc);
 INSERT INTO bench_rows VALUES
 	(8, 'main', 'gpu_topk_agg(x, 100)', 'int4', :rows,
 	 'ORDER BY x LIMIT 100, node off', 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 100) s',
