@@ -207,7 +207,9 @@ FROM (VALUES
 	(11, 'ORDER BY x LIMIT 10000',
 	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 10000) s', :'serial', NULL, NULL),
 	(12, 'ORDER BY x (serial)',
-	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x) s', :'serial', NULL, NULL)) v(id, kind, q, rs, tg, tc);
+	 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x) s', :'serial', NULL, NULL),
+	(13, 'the scan alone (no sort: the floor of every row above)',
+	 'SELECT count(*) FROM t', :'serial', NULL, NULL)) v(id, kind, q, rs, tg, tc);
 INSERT INTO bench_rows VALUES
 	(8, 'main', 'gpu_topk_agg(x, 100)', 'int4', :rows,
 	 'ORDER BY x LIMIT 100, node off', 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 100) s',
@@ -419,6 +421,7 @@ LEFT JOIN LATERAL (SELECT string_agg(DISTINCT message, '; ') AS message FROM row
 CREATE TEMP VIEW verdict AS
 SELECT result.*,
 	   CASE WHEN error IS NOT NULL THEN 'error: ' || error
+			WHEN id = 13 THEN 'reference: no sort'
 			WHEN NOT base_sorts THEN 'invalid: no sort in the baseline''s plan'
 			WHEN NOT cand_sorts THEN 'invalid: no sort in the plan'
 			WHEN NOT same_answer THEN 'ANSWERS DIFFER'
