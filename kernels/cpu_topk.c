@@ -14,6 +14,10 @@
  * gathered set has at most k + GS_TOPK_SMALL elements, exactly k at full
  * depth, so even all-equal input costs two reads.  For small n, or k close
  * to n, a full sort is cheaper and is used instead.
+ *
+ * gs_cpu_topk_keep_before is the companion for accumulating a top-k: it
+ * drops, in one read, the new elements that cannot displace the k-th of a
+ * top-k already held.
  */
 #include <stdint.h>
 #include <string.h>
@@ -378,5 +382,46 @@ gs_cpu_topk(gs_type type, const void *keys, size_t n, size_t k, bool descending,
 				out_perm[i] = positions[perm[i]];
 		}
 		return GS_OK;
+	}
+}
+
+/*
+ * gs_cpu_topk_keep_before for one key width: a branch-free compaction (each
+ * element is copied to the next free slot, which advances only when it is
+ * kept), one read of the keys.
+ */
+static GS_ALWAYS_INLINE size_t
+gs_topk_keep_before(void *keys, size_t n, const void *bound, size_t width, bool is_float,
+					bool descending)
+{
+	uint64_t	limit = gs_topk_key(bound, 0, width, is_float, descending);
+	size_t		kept = 0;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+	{
+		uint64_t	key = gs_topk_key(keys, i, width, is_float, descending);
+
+		memmove((char *) keys + kept * width, (const char *) keys + i * width, width);
+		kept += key < limit;
+	}
+	return kept;
+}
+
+size_t
+gs_cpu_topk_keep_before(gs_type type, void *keys, size_t n, const void *bound, bool descending)
+{
+	bool		is_float = type == GS_FLOAT4 || type == GS_FLOAT8;
+
+	switch (gs_type_size(type))
+	{
+		case 2:
+			return gs_topk_keep_before(keys, n, bound, 2, false, descending);
+		case 4:
+			return gs_topk_keep_before(keys, n, bound, 4, is_float, descending);
+		case 8:
+			return gs_topk_keep_before(keys, n, bound, 8, is_float, descending);
+		default:
+			return n;
 	}
 }

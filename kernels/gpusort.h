@@ -138,6 +138,17 @@ gs_status	gs_cpu_topk(gs_type type, const void *keys, size_t n, size_t k, bool d
 						void *scratch, gs_interrupt_fn interrupt, void *interrupt_arg,
 						gs_error *err);
 
+/*
+ * Moves the elements of keys[0..n) that come strictly before *bound in the
+ * sort order (ascending, or descending) to the front of keys, in input
+ * order, and returns how many there are (n for a bad type).  With *bound the
+ * k-th of a top-k already held, these are the only elements that can still
+ * enter it: a bounded accumulator drops the others and selects again
+ * (gs_cpu_topk) only when enough remain.
+ */
+size_t		gs_cpu_topk_keep_before(gs_type type, void *keys, size_t n, const void *bound,
+									bool descending);
+
 /* ------------------------------------------------------------------------
  * Runtime and devices (kernels/device.cu; kernels/no_cuda.c in a CPU-only
  * build, where every call reports GS_ERR_NO_CUDA).

@@ -20,7 +20,8 @@ ALTER EXTENSION gpusort UPDATE;
 RESET client_min_messages;
 
 -- The state's layout: elemtype oid, descending int4, nvalues int8, nnulls
--- int8, param_len int4 (-1: no constant argument), 4 bytes of padding, then
+-- int8, param_len int4 (-1: no constant argument), limited int4 (1: only the
+-- best k values matter, gpu_topk_agg's, k being the constant argument), then
 -- param_len bytes of constant argument, then the packed values.
 CREATE FUNCTION rev(b bytea) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
 	SELECT coalesce(string_agg(substring(b FROM i FOR 1), ''::bytea ORDER BY i DESC), '')
@@ -34,10 +35,10 @@ CREATE FUNCTION i8s(VARIADIC v int8[]) RETURNS bytea LANGUAGE sql IMMUTABLE AS $
 CREATE FUNCTION f8s(VARIADIC v float8[]) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
 	SELECT string_agg(rev(float8send(x)), ''::bytea ORDER BY i) FROM unnest(v) WITH ORDINALITY u(x, i) $$;
 CREATE FUNCTION st(elemtype regtype, nvalues int8, nnulls int8, param bytea, payload bytea,
-				   param_len int8 DEFAULT NULL, descending int8 DEFAULT 0) RETURNS bytea
+				   param_len int8 DEFAULT NULL, descending int8 DEFAULT 0, limited int8 DEFAULT 0) RETURNS bytea
 LANGUAGE sql IMMUTABLE AS $$
 	SELECT le4(elemtype::oid::int8) || le4(descending) || le8(nvalues) || le8(nnulls)
-		|| le4(coalesce(param_len, length(param), -1)) || le4(0) || coalesce(param, '') || payload $$;
+		|| le4(coalesce(param_len, length(param), -1)) || le4(limited) || coalesce(param, '') || payload $$;
 -- The percentile aggregates' constant argument: a kind byte ('s' one
 -- fraction, 'a' an array), padding to 8 bytes, then the float8 or the
 -- float8[] as it lies in memory (varlena header, ndim, dataoffset, elemtype,
@@ -102,6 +103,15 @@ SELECT sort_int4_from(state, '') FROM states;
 CALL put(st('int4', 2, 0, NULL, i4s(3, -1), descending => 1), st('int4', 0, 1, NULL, '', descending => 1));
 SELECT sort_int4_from(state, '') FROM states;
 CALL put(st('int4', 4, 0, le4(2), i4s(5, 1, 3, 4)), st('int4', 0, 3, le4(2), ''));
+SELECT topk_int4_from(state, '') FROM states;
+-- limited states (gpu_topk_agg's): more values than k are cut on the way in,
+-- with or without an unlimited state beside them
+CALL put(st('int4', 5, 1, le4(2), i4s(5, 1, 3, 4, -7), limited => 1), st('int4', 2, 0, le4(2), i4s(0, 9), limited => 1));
+SELECT topk_int4_from(state, '') FROM states;
+CALL put(st('int4', 3, 0, le4(2), i4s(5, 1, 3), descending => 1, limited => 1),
+		 st('int4', 2, 0, le4(2), i4s(8, 0), descending => 1));
+SELECT topk_int4_from(state, '') FROM states;
+CALL put(st('int4', 3, 2, le4(0), i4s(5, 1, 3), limited => 1));
 SELECT topk_int4_from(state, '') FROM states;
 CALL put(st('float8', 2, 0, fraction(0.5), f8s(1, 3)), st('float8', 1, 0, fraction(0.5), f8s(2)));
 SELECT cont_from(state, '') FROM states;
@@ -169,6 +179,18 @@ CALL put(st('int4', 1, 0, le4(-1), i4s(1)));
 SELECT topk_int4_from(state, '') FROM states;
 CALL put(st('int4', 1, 0, le4(1), i4s(1)), st('int4', 1, 0, le4(2), i4s(1)));
 SELECT topk_int4_from(state, '') FROM states;
+-- a limited flag neither 0 nor 1; a limited state whose k is missing, of the
+-- wrong length or negative; limited states with different k
+CALL put(st('int4', 1, 0, le4(1), i4s(1), limited => 2));
+SELECT topk_int4_from(state, '') FROM states;
+CALL put(st('int4', 1, 0, NULL, i4s(1), limited => 1));
+SELECT topk_int4_from(state, '') FROM states;
+CALL put(st('int4', 1, 0, le8(1), i4s(1), limited => 1));
+SELECT topk_int4_from(state, '') FROM states;
+CALL put(st('int4', 1, 0, le4(-3), i4s(1), limited => 1));
+SELECT topk_int4_from(state, '') FROM states;
+CALL put(st('int4', 1, 0, le4(1), i4s(1), limited => 1), st('int4', 1, 0, le4(2), i4s(1), limited => 1));
+SELECT topk_int4_from(state, '') FROM states;
 
 -- the percentile aggregates' fraction: missing, of an unknown kind, of the
 -- wrong length; one where the final function returns an array and the
@@ -213,7 +235,7 @@ DROP PROCEDURE put(bytea, bytea);
 DROP TABLE states;
 DROP FUNCTION fractions(regtype, int8, float8[]);
 DROP FUNCTION fraction(float8);
-DROP FUNCTION st(regtype, int8, int8, bytea, bytea, int8, int8);
+DROP FUNCTION st(regtype, int8, int8, bytea, bytea, int8, int8, int8);
 DROP FUNCTION f8s(float8[]);
 DROP FUNCTION i8s(int8[]);
 DROP FUNCTION i4s(int8[]);

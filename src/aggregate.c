@@ -12,12 +12,21 @@
  * The ordered-set aggregates (percentile.c) share the state: they keep a
  * constant argument in it (the fraction) and read the values sorted once
  * (gpusort_agg_sorted), after which a later final call finds them in order.
+ *
+ * gpu_topk_agg (topk.c) makes its state limited to its k: the values then
+ * come in behind the best k kept so far, and once they reach
+ * Max(2k, AGG_PRUNE_MIN) those that are not before the k-th kept value are
+ * dropped (one compare each) and, when enough remain, the CPU top-k select
+ * picks the best k again.  A group so holds O(k) values however many rows
+ * it has; its partial state is cut to k before it is serialized, and
+ * combining two cuts the union to k.
  */
 #include "postgres.h"
 
 #include "access/tupmacs.h"
 #include "common/int.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -35,6 +44,9 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
 #define AGG_INITIAL_CAPACITY 64
 
+/* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
+#define AGG_PRUNE_MIN 1024
+
 /* The serialized state: this header, param_len bytes of parameter, then nvalues packed values. */
 typedef struct SortAggSerialHeader
 {
@@ -43,7 +55,8 @@ typedef struct SortAggSerialHeader
 	int64		nvalues;
 	int64		nnulls;
 	int32		param_len;		/* -1: no parameter */
-	int32		padding;
+	int32		limited;		/* 1: a limited state, its parameter the limit
+								 * (int32); 0: not limited */
 } SortAggSerialHeader;
 
 static SortAggState *
@@ -58,6 +71,8 @@ new_state(MemoryContext aggcontext, Oid elemtype, bool descending)
 	state->typbyval = state->typlen <= 4 || FLOAT8PASSBYVAL;
 	state->descending = descending;
 	state->sorted = true;		/* no values yet */
+	state->limit = -1;
+	state->prune_at = PG_INT64_MAX;
 	return state;
 }
 
@@ -89,6 +104,7 @@ reserve(SortAggState *state, int64 extra)
 						(long long) limit, format_type_be(state->elemtype))));
 	capacity = Max(state->capacity, AGG_INITIAL_CAPACITY);
 	capacity = capacity > limit / 2 ? limit : capacity * 2;
+	capacity = Min(capacity, state->prune_at);	/* a limited state never holds more */
 	capacity = Max(capacity, state->nvalues + extra);
 
 	/*
@@ -111,6 +127,118 @@ reserve(SortAggState *state, int64 extra)
 		state->values = values;
 	}
 	state->capacity = capacity;
+}
+
+/*
+ * A limited state that holds limit values from its last select drops the
+ * values after them that come no earlier than the worst of them: those
+ * cannot be among the best limit.
+ */
+static void
+drop_hopeless(SortAggState *state)
+{
+	char	   *pending = state->values + state->kept * state->typlen;
+
+	if (state->kept == 0 || state->kept < state->limit)
+		return;					/* no bound yet */
+	state->nvalues = state->kept +
+		gs_cpu_topk_keep_before(state->type, pending, (size_t) (state->nvalues - state->kept),
+								pending - state->typlen, state->descending);
+}
+
+/*
+ * Keeps the best limit values of a limited state, in its order, at the
+ * front: the CPU top-k select (ties are equal values, so which of them stay
+ * cannot be told apart).
+ */
+static void
+keep_best(SortAggState *state)
+{
+	int64		keep = Min(state->limit, state->nvalues);
+
+	if (keep > 0 && state->kept < state->nvalues)
+	{
+		Size		kept_bytes = (Size) keep * state->typlen;
+		size_t		scratch_bytes = gs_cpu_topk_scratch_bytes(state->type, (size_t) state->nvalues,
+															  (size_t) keep, false);
+		char	   *best = MemoryContextAllocHuge(CurrentMemoryContext, kept_bytes + scratch_bytes);
+		gs_status	status;
+		gs_error	err;
+
+		for (;;)
+		{
+			status = gs_cpu_topk(state->type, state->values, (size_t) state->nvalues, (size_t) keep,
+								 state->descending, best, NULL, best + kept_bytes,
+								 gpusort_interrupt_pending, NULL, &err);
+			if (status != GS_ERR_INTERRUPTED)
+				break;
+			CHECK_FOR_INTERRUPTS();
+		}
+		/* the select fails only for invalid arguments: a bug */
+		if (status != GS_OK)
+			elog(ERROR, "gpusort: the CPU top-k select failed: %s", err.message);
+		memcpy(state->values, best, kept_bytes);
+		pfree(best);
+	}
+	state->nvalues = state->kept = keep;
+}
+
+/*
+ * Prunes a limited state: drops the values that cannot enter its best limit,
+ * then selects the best limit when at least half of the room after the kept
+ * ones is taken (fully: when more than limit remain).  Unless fully, the
+ * state then holds fewer than prune_at values.
+ */
+static void
+prune(SortAggState *state, bool fully)
+{
+	Assert(state->limit >= 0);
+	drop_hopeless(state);
+	if (fully ? state->nvalues > state->limit
+		: state->nvalues - state->kept >= (state->prune_at - state->kept) / 2)
+		keep_best(state);
+	state->sorted = state->nvalues <= 1 || (state->nvalues == state->kept && !state->descending);
+}
+
+/*
+ * Appends n packed values of the state's type; a limited state prunes as
+ * they come, so that it never holds more than prune_at.
+ */
+static void
+append_values(SortAggState *state, const char *values, int64 n)
+{
+	while (n > 0)
+	{
+		int64		take;
+
+		if (state->nvalues >= state->prune_at)
+			prune(state, false);
+		take = Min(n, state->prune_at - state->nvalues);
+		reserve(state, take);
+		gpusort_copy_large(state->values + state->nvalues * state->typlen, values,
+						   (Size) take * state->typlen);
+		state->nvalues += take;
+		state->sorted = state->nvalues <= 1;
+		values += take * state->typlen;
+		n -= take;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+void
+gpusort_agg_set_limit(SortAggState *state, int32 limit)
+{
+	Assert(limit >= 0);
+	if (state->limit >= 0)
+	{
+		Assert(state->limit == limit);
+		return;
+	}
+	state->limit = limit;
+	state->prune_at = Max(2 * (int64) limit, AGG_PRUNE_MIN);
+	state->kept = 0;
+	if (state->nvalues >= state->prune_at)
+		prune(state, false);
 }
 
 static void
@@ -165,6 +293,8 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 		memcpy(slot, DatumGetPointer(value), state->typlen);
 	state->nvalues++;
 	state->sorted = state->nvalues <= 1;
+	if (state->nvalues >= state->prune_at)
+		prune(state, false);
 }
 
 void
@@ -205,6 +335,7 @@ gpusort_agg_sorted(SortAggState *state)
 		state->values = sorted;
 		state->capacity = state->nvalues;
 		state->sorted = true;
+		state->kept = 0;		/* a descending state's best are no longer first */
 	}
 	return state->values;
 }
@@ -308,7 +439,8 @@ check_combinable(const SortAggState *state1, const SortAggState *state2)
 /*
  * gpu_sort_agg_combine(internal, internal) -> internal: appends the second
  * state to the first (order does not matter before the sort, except that ties
- * may come out in either partial state's order, which no one can tell apart).
+ * may come out in either partial state's order, which no one can tell apart);
+ * a limited result is cut to its best limit values.
  */
 Datum
 gpu_sort_agg_combine(PG_FUNCTION_ARGS)
@@ -333,19 +465,19 @@ gpu_sort_agg_combine(PG_FUNCTION_ARGS)
 	if (state2->param != NULL)
 		gpusort_agg_param(state1, state2->param, state2->param_len,
 						  "the aggregate", "the constant argument");
+	if (state2->limit >= 0)
+		gpusort_agg_set_limit(state1, (int32) state2->limit);
 
-	reserve(state1, state2->nvalues);
-	if (state2->nvalues > 0)
-		gpusort_copy_large(state1->values + state1->nvalues * state1->typlen, state2->values,
-						   (Size) state2->nvalues * state2->typlen);
-	state1->nvalues += state2->nvalues;
+	append_values(state1, state2->values, state2->nvalues);
 	state1->nnulls += state2->nnulls;
-	state1->sorted = state1->nvalues <= 1;
+	if (state1->limit >= 0)
+		prune(state1, true);
 	PG_RETURN_POINTER(state1);
 }
 
 /*
- * gpu_sort_agg_serialize(internal) -> bytea
+ * gpu_sort_agg_serialize(internal) -> bytea; a limited state is cut to its
+ * best limit values first.
  */
 Datum
 gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
@@ -357,6 +489,8 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 
 	(void) agg_context(fcinfo, "gpu_sort_agg_serialize");
 	state = (SortAggState *) PG_GETARG_POINTER(0);
+	if (state->limit >= 0)
+		prune(state, true);
 
 	nbytes = VARHDRSZ + sizeof(header) + state->param_len +
 		(uint64) state->nvalues * state->typlen;
@@ -374,6 +508,7 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	header.nvalues = state->nvalues;
 	header.nnulls = state->nnulls;
 	header.param_len = state->param != NULL ? state->param_len : -1;
+	header.limited = state->limit >= 0;
 
 	result = (bytea *) gpusort_alloc_large(nbytes);
 	SET_VARSIZE(result, nbytes);
@@ -392,6 +527,21 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION), \
 			 errmsg("invalid gpu_sort_agg partial state"), \
 			 errdetail(__VA_ARGS__)))
+
+/* Errors unless the parameter of param_len bytes at param is a limit: an int32, not negative. */
+static void
+check_limit(const char *param, int32 param_len)
+{
+	int32		limit;
+
+	if (param_len < 0)
+		invalid_state("It is limited but has no limit.");
+	if (param_len != sizeof(limit))
+		invalid_state("It is limited, but its limit has %d bytes.", param_len);
+	memcpy(&limit, param, sizeof(limit));
+	if (limit < 0)
+		invalid_state("It is limited to %d values.", limit);
+}
 
 /*
  * The header of a serialized state of datalen bytes, checked against that
@@ -412,6 +562,8 @@ read_header(const char *data, Size datalen)
 
 	if (header.descending != 0 && header.descending != 1)
 		invalid_state("Its descending flag is %d.", header.descending);
+	if (header.limited != 0 && header.limited != 1)
+		invalid_state("Its limited flag is %d.", header.limited);
 	typlen = get_typlen(header.elemtype);
 	if (typlen == 0)
 		invalid_state("Its element type %u does not exist.", header.elemtype);
@@ -421,6 +573,8 @@ read_header(const char *data, Size datalen)
 	if (header.param_len < -1 || (Size) Max(header.param_len, 0) > rest)
 		invalid_state("Its constant argument of %d bytes does not fit in its %zu bytes after the header.",
 					  header.param_len, rest);
+	if (header.limited)
+		check_limit(data + sizeof(header), header.param_len);
 	rest -= Max(header.param_len, 0);
 
 	/* a type gpusort does not sort is the error of new_state */
@@ -449,13 +603,15 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	if (header.param_len >= 0)
 		gpusort_agg_param(state, data + sizeof(header), header.param_len,
 						  "the aggregate", "the constant argument");
-	reserve(state, header.nvalues);
-	if (header.nvalues > 0)
-		gpusort_copy_large(state->values, data + sizeof(header) + param_len,
-						   (Size) header.nvalues * state->typlen);
-	state->nvalues = header.nvalues;
+	if (header.limited)
+	{
+		int32		limit;
+
+		memcpy(&limit, data + sizeof(header), sizeof(limit));
+		gpusort_agg_set_limit(state, limit);
+	}
+	append_values(state, data + sizeof(header) + param_len, header.nvalues);
 	state->nnulls = header.nnulls;
-	state->sorted = state->nvalues <= 1;
 	PG_RETURN_POINTER(state);
 }
 

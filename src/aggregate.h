@@ -2,8 +2,10 @@
  * aggregate.h: the transition state of gpu_sort_agg (aggregate.c), which the
  * ordered-set aggregates (percentile.c) and gpu_topk_agg share: the non-NULL
  * values gathered unsorted, a NULL count, and the aggregate's constant
- * argument (a fraction, k) as its first row gave it.  The combine, serialize
- * and deserialize functions of aggregate.c handle all of it.
+ * argument (a fraction, k) as its first row gave it.  A limited state
+ * (gpu_topk_agg's) keeps only the best values that can still be among its
+ * first k.  The combine, serialize and deserialize functions of aggregate.c
+ * handle all of it.
  */
 #ifndef GPUSORT_AGGREGATE_H
 #define GPUSORT_AGGREGATE_H
@@ -28,6 +30,12 @@ typedef struct SortAggState
 	char	   *values;
 	char	   *param;			/* the constant argument, MAXALIGNed bytes, or NULL */
 	int32		param_len;
+	int64		limit;			/* only the best limit values matter; -1: all */
+	int64		prune_at;		/* a limited state prunes when it holds this
+								 * many values (PG_INT64_MAX: never) */
+	int64		kept;			/* values[0 .. kept) are the best (at most
+								 * limit) of the values pruned so far, in the
+								 * state's order; 0 before the first prune */
 } SortAggState;
 
 /*
@@ -48,6 +56,13 @@ extern void gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int ar
  */
 extern void gpusort_agg_param(SortAggState *state, const void *param, int32 len,
 							  const char *funcname, const char *what);
+
+/*
+ * Makes the state limited: from now on it keeps only the values that can
+ * still be among the first limit of its order (ties are equal values, so any
+ * of them will do), at most Max(2 limit, 1024) at a time.
+ */
+extern void gpusort_agg_set_limit(SortAggState *state, int32 limit);
 
 /*
  * The values in ascending order: sorts them once through gpusort_run (into a

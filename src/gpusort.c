@@ -239,7 +239,7 @@ gpusort_proc_exit(int code, Datum arg)
  * (a barrier, a memory-context dump request), which the next
  * CHECK_FOR_INTERRUPTS after the sort handles without a restart.
  */
-static bool
+bool
 gpusort_interrupt_pending(void *arg)
 {
 	return (QueryCancelPending || ProcDiePending) && INTERRUPTS_CAN_BE_PROCESSED();

@@ -68,6 +68,13 @@ typedef struct GpusortJob
  */
 extern void gpusort_run(const GpusortJob *job);
 
+/*
+ * The interrupt callback for the kernels' CPU functions (gs_interrupt_fn):
+ * true when a pending interrupt would end the statement; the caller then
+ * runs CHECK_FOR_INTERRUPTS.
+ */
+extern bool gpusort_interrupt_pending(void *arg);
+
 /* This backend's last sort, for gpusort_last_run (info.c). */
 typedef struct GpusortLastRun
 {

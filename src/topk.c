@@ -6,12 +6,13 @@
  *
  * The sort asks gpusort_run for the first k elements only (GpusortJob.limit),
  * which selects them without sorting the rest.  The aggregate keeps
- * gpu_sort_agg's state with k in it, and cuts the values it holds down to
- * the best k whenever they reach GPUSORT_TOPK_PRUNE times k, so a group
- * holds O(k) values rather than all of them.
+ * gpu_sort_agg's state with k in it, limited to k (aggregate.c): it holds
+ * the best k values seen so far and at most about 2k in all, whatever the
+ * number of rows, and its partial states carry at most k.
  */
 #include "postgres.h"
 
+#include "access/tupmacs.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
@@ -23,10 +24,6 @@
 PG_FUNCTION_INFO_V1(gpu_topk);
 PG_FUNCTION_INFO_V1(gpu_topk_agg_transfn);
 PG_FUNCTION_INFO_V1(gpu_topk_agg_final);
-
-/* The aggregate cuts its values to k once it holds this many times k (and at least GPUSORT_TOPK_PRUNE_MIN). */
-#define GPUSORT_TOPK_PRUNE		4
-#define GPUSORT_TOPK_PRUNE_MIN	((int64) 1 << 16)
 
 /* k from argument argno: not NULL, not negative, as LIMIT wants it. */
 static int32
@@ -119,35 +116,35 @@ gpu_topk(PG_FUNCTION_ARGS)
 }
 
 /*
- * Keeps the best k of the state's values (ties among them are equal bits,
- * so which of them stay cannot be told apart).
+ * Most rows: a by-value element for a state of the same k and direction with
+ * room for it before its next prune, appended without a call (at 10^7 rows
+ * each nanosecond per row is 10 ms of the statement).  False when the row
+ * needs the full path: the first row, a NULL, an argument that differs.
  */
-static void
-prune(SortAggState *state, int32 k)
+static inline bool
+append_fast(FunctionCallInfo fcinfo)
 {
-	GpusortJob	job;
-	char	   *kept;
+	SortAggState *state;
+	bool		descending = false;
 
-	if (k == 0)
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		return false;
+	if (PG_NARGS() > 3)
 	{
-		state->nvalues = 0;		/* none is wanted */
-		return;
+		if (PG_ARGISNULL(3))
+			return false;
+		descending = PG_GETARG_BOOL(3);
 	}
-	kept = MemoryContextAllocHuge(GetMemoryChunkContext(state), (Size) k * state->typlen);
-	memset(&job, 0, sizeof(job));
-	job.type = state->type;
-	job.n = (size_t) state->nvalues;
-	job.descending = state->descending;
-	job.source = state->values;
-	job.dest = kept;
-	job.limit = (size_t) k;
-	gpusort_run(&job);
-
-	pfree(state->values);
-	state->values = kept;
-	state->capacity = k;
-	state->nvalues = Min(state->nvalues, (int64) k);
-	state->sorted = false;
+	state = (SortAggState *) PG_GETARG_POINTER(0);
+	if (!state->typbyval || state->descending != descending ||
+		state->limit != PG_GETARG_INT32(2) ||
+		state->nvalues >= state->capacity || state->nvalues + 1 >= state->prune_at)
+		return false;
+	store_att_byval(state->values + state->nvalues * state->typlen, PG_GETARG_DATUM(1),
+					state->typlen);
+	state->nvalues++;
+	state->sorted = state->nvalues <= 1;
+	return true;
 }
 
 /*
@@ -156,13 +153,17 @@ prune(SortAggState *state, int32 k)
 Datum
 gpu_topk_agg_transfn(PG_FUNCTION_ARGS)
 {
-	int32		k = get_k(fcinfo, 2);
-	SortAggState *state = gpusort_agg_state(fcinfo, "gpu_topk_agg", get_descending(fcinfo, 3));
+	int32		k;
+	SortAggState *state;
 
+	if (append_fast(fcinfo))
+		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+
+	k = get_k(fcinfo, 2);
+	state = gpusort_agg_state(fcinfo, "gpu_topk_agg", get_descending(fcinfo, 3));
 	gpusort_agg_param(state, &k, sizeof(k), "gpu_topk_agg", "k");
+	gpusort_agg_set_limit(state, k);
 	gpusort_agg_add(state, fcinfo, 1);
-	if (state->nvalues >= Max(GPUSORT_TOPK_PRUNE * (int64) k, GPUSORT_TOPK_PRUNE_MIN))
-		prune(state, k);
 	PG_RETURN_POINTER(state);
 }
 

@@ -4,7 +4,8 @@
  * distribution of distributions.h, both directions, awkward sizes and k (0,
  * 1, around the full-sort switch at n / 8, n - 1, n, beyond n), keys only,
  * positions only and both; scratch and outputs are guarded against writes
- * past their ends.
+ * past their ends.  gs_cpu_topk_keep_before against the elements that come
+ * before a bound's run of equal keys in the same stable order.
  *
  *   test_cpu_topk            default run (sizes to 10^6, and 10^7 once per key width)
  *   test_cpu_topk --quick    sizes up to 65537 only (for valgrind)
@@ -200,6 +201,83 @@ test_ten_million(void)
 	}
 }
 
+/*
+ * gs_cpu_topk_keep_before with the element at sorted position b as the
+ * bound: it keeps, in input order, the elements whose stable-sort position
+ * comes before the first key equal to the bound (equal keys are equal bits).
+ */
+static bool
+check_keep_before(gs_type type, const unsigned char *input, size_t n, bool descending,
+				  const uint32_t *ref_perm, const unsigned char *ref_keys, size_t b)
+{
+	size_t		w = gs_type_size(type);
+	size_t		start = b;
+	unsigned char *keys = guarded(n * w);
+	unsigned char *expected = xmalloc(n * w);
+	unsigned char *before = xmalloc(n ? n : 1);
+	unsigned char bound[8];
+	size_t		m = 0;
+	size_t		kept;
+	bool		ok;
+
+	memcpy(bound, ref_keys + b * w, w);
+	while (start > 0 && memcmp(ref_keys + (start - 1) * w, bound, w) == 0)
+		start--;
+	memset(before, 0, n ? n : 1);
+	for (size_t j = 0; j < start; j++)
+		before[ref_perm[j]] = 1;
+	for (size_t i = 0; i < n; i++)
+		if (before[i])
+			memcpy(expected + m++ * w, input + i * w, w);
+
+	memcpy(keys, input, n * w);
+	kept = gs_cpu_topk_keep_before(type, keys, n, bound, descending);
+	ok = kept == m && memcmp(keys, expected, m * w) == 0 && guard_intact(keys, n * w);
+	free(keys);
+	free(expected);
+	free(before);
+	return ok;
+}
+
+static void
+test_keep_before(void)
+{
+	static const size_t sizes[] = {1, 2, 3, 1000, 65537};
+
+	for (int t = 0; t < GS_NUM_TYPES; t++)
+		for (int d = 0; d < GS_NUM_DISTS; d++)
+			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+				for (int desc = 0; desc < 2; desc++)
+				{
+					gs_type		type = (gs_type) t;
+					size_t		n = sizes[s];
+					size_t		w = gs_type_size(type);
+					unsigned char *input = xmalloc(n * w);
+					unsigned char *ref_keys = xmalloc(n * w);
+					uint32_t   *ref_perm = xmalloc(n * sizeof(uint32_t));
+					void	   *scratch = xmalloc(gs_cpu_scratch_bytes(type, n, true));
+					size_t		bs[] = {0, n / 3, n / 2, n - 1};
+					gs_error	err;
+					bool		ok;
+
+					gs_fill(type, (gs_dist) d, input, n, 99 + n);
+					ok = gs_cpu_argsort(type, input, n, desc, ref_perm, ref_keys, scratch,
+										NULL, NULL, &err) == GS_OK;
+					for (size_t i = 0; ok && i < sizeof(bs) / sizeof(bs[0]); i++)
+						ok = check_keep_before(type, input, n, desc, ref_perm, ref_keys, bs[i]);
+					tap_check(ok, "keep_before %s %s %s n=%zu", gs_type_name(type), gs_dist_names[d],
+							  desc ? "desc" : "asc", n);
+					free(input);
+					free(ref_keys);
+					free(ref_perm);
+					free(scratch);
+				}
+	tap_check(gs_cpu_topk_keep_before(GS_INT4, NULL, 0, "\0\0\0\0", false) == 0,
+			  "keep_before of no elements keeps none");
+	tap_check(gs_cpu_topk_keep_before(GS_NUM_TYPES, NULL, 7, NULL, false) == 7,
+			  "keep_before of a bad type keeps all");
+}
+
 static bool
 stop_now(void *arg)
 {
@@ -247,6 +325,7 @@ main(int argc, char **argv)
 			quick = true;
 
 	test_sizes_distributions();
+	test_keep_before();
 	if (!quick)
 		test_ten_million();
 	test_interrupt_and_arguments();
