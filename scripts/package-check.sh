@@ -54,6 +54,9 @@ tap() {		# tap STATUS DESCRIPTION: one TAP line; STATUS 0 is ok
 		failed=$((failed + 1))
 	fi
 }
+status() {	# status COMMAND...: 0 when it succeeds, else 1 (for tap)
+	if "$@"; then echo 0; else echo 1; fi
+}
 finish() {
 	echo "1..$n"
 	echo "$((n - failed)) passed, $failed failed"
@@ -94,25 +97,27 @@ need_tools
 [ "$mode" = extract ] || [ "$(id -u)" -eq 0 ] ||
 	{ gs_log "--install needs root (dpkg -i)"; exit 2; }
 
-# --- build in a copy: the committed and the new files (a tarball's tree: all of it)
+# --- build in a copy: the committed and the new files (a tarball's tree: all
+# of it, cleaned first as dpkg-buildpackage would)
 src=$work/src/gpusort
 mkdir -p "$src"
 if git -C "$GS_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 	git -C "$GS_ROOT" ls-files -z --cached --others --exclude-standard |
-		(cd "$GS_ROOT" && tar -cf - --null -T - 2>/dev/null) | tar -xf - -C "$src"
+		(cd "$GS_ROOT" && tar -cf - --null --ignore-failed-read -T - 2>/dev/null) | tar -xf - -C "$src"
 else
 	tar -C "$GS_ROOT" -cf - . | tar -xf - -C "$src"
+	(cd "$src" && dpkg-buildpackage -T clean) >"$work/build.log" 2>&1 || true
 fi
 (cd "$src" && find . -type f | sort) >"$work/files-before"
 
 gs_log "dpkg-buildpackage -us -uc in $src${CUDA:+ (CUDA=$CUDA)}"
 start=$(date +%s)
 rc=0
-(cd "$src" && dpkg-buildpackage -us -uc -j"$(nproc 2>/dev/null || echo 2)") >"$work/build.log" 2>&1 || rc=$?
+(cd "$src" && dpkg-buildpackage -us -uc -j"$(nproc 2>/dev/null || echo 2)") >>"$work/build.log" 2>&1 || rc=$?
 secs=$(($(date +%s) - start))
 [ "$rc" = 0 ] || tail -40 "$work/build.log" >&2
 mapfile -t debs < <(find "$work/src" -maxdepth 1 -name 'postgresql-*-gpusort_*.deb' | sort)
-tap $([ "$rc" = 0 ] && [ "${#debs[@]}" -gt 0 ]; echo $?) \
+tap "$(status test "$rc" = 0 -a "${#debs[@]}" -gt 0)" \
 	"dpkg-buildpackage builds ${debs[*]##*/} (${secs} s)"
 [ "${#debs[@]}" -gt 0 ] || { finish; exit; }
 
@@ -232,7 +237,7 @@ for deb in "${debs[@]}"; do
 	if [ "$rc" = 0 ]; then
 		run_smoke
 		got=$(module_path || true)
-		tap $([ "$got" = "$prefix/usr/lib/postgresql/$v/lib/gpusort.so" ]; echo $?) \
+		tap "$(status test "$got" = "$prefix/usr/lib/postgresql/$v/lib/gpusort.so")" \
 			"the server maps the package's gpusort.so (${got:-none})"
 	else
 		tap 1 "a cluster of PostgreSQL $v starts with the package's gpusort preloaded"
