@@ -115,6 +115,27 @@ for pg in "${pg_list[@]}"; do
 	first=0
 done
 
+# the Debian package (debian/): built in a copy of the tree, checked in a
+# throwaway cluster of the PostgreSQL it is for (scripts/package-check.sh,
+# which counts its own TAP lines; GS_PACKAGE_INSTALL=1 checks it installed with
+# dpkg -i, then removes it); GS_SKIP_PACKAGE=1 leaves it out
+if [ "${GS_SKIP_PACKAGE:-0}" != 1 ] && [ -f scripts/package-check.sh ]; then
+	gs_log "Debian package (scripts/package-check.sh)"
+	plog=$(mktemp)
+	rc=0
+	bash scripts/package-check.sh "$@" 2>&1 | tee "$plog" | subtotals || rc=$?
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$plog" | tail -1 || true)
+	if [ "$rc" = 3 ]; then
+		gs_log "SKIPPED: the Debian package (its build dependencies are missing)"
+	elif [ -n "$line" ]; then
+		passed=$((passed + $(echo "$line" | awk '{print $1}')))
+		failed=$((failed + $(echo "$line" | awk '{print $3}')))
+	else
+		failed=$((failed + 1))		# the check itself did not finish
+	fi
+	rm -f "$plog"
+fi
+
 [ -z "$skipped" ] || gs_log "SKIPPED: the pg_regress suite against PostgreSQL$skipped (no source)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
