@@ -120,6 +120,30 @@ SELECT q, ev_check(q) FROM unnest(ARRAY[
 	'SELECT k, s, id FROM ev ORDER BY k, s, id LIMIT 40'
 ]) q;
 SELECT ev_nodes('SELECT k FROM ev ORDER BY k LIMIT 100') AS limit_nodes;
+-- bounds past what memory holds (the rows are then read whole), and a count
+-- or offset with volatile functions, which the Limit alone evaluates (the
+-- node sorts every row then): one nextval() a scan, the rows Sort gives
+SELECT q, ev_check(q) FROM unnest(ARRAY[
+	'SELECT k FROM ev ORDER BY k LIMIT 4611686018427387904',
+	'SELECT k FROM ev ORDER BY k LIMIT 3000000000000000000 OFFSET 3000000000000000000',
+	'SELECT k FROM ev ORDER BY k LIMIT 9223372036854775807 OFFSET 10'
+]) q;
+CREATE SEQUENCE ev_seq;
+SELECT count(*) FROM (SELECT k FROM ev ORDER BY k LIMIT nextval('ev_seq') * 10) s;
+SELECT currval('ev_seq') AS nextval_calls;
+DROP SEQUENCE ev_seq;
+CREATE FUNCTION ev_random_limit(node bool) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n text;
+BEGIN
+	PERFORM set_config('gpusort.enable_sort', node::text, true);
+	PERFORM setseed(0.5);
+	EXECUTE 'SELECT count(*) || '','' || sum(k) FROM (SELECT k FROM ev ORDER BY k '
+		'LIMIT (random() * 3000)::int8 OFFSET (random() * 3000)::int8) s' INTO n;
+	RETURN n;
+END $$;
+SELECT ev_random_limit(true) = ev_random_limit(false) AS random_limit_same;
+DROP FUNCTION ev_random_limit(bool);
 -- the bound as the executor sees it: a parameter, and one that changes per rescan
 PREPARE ev_top(int8, int8) AS SELECT k, id FROM ev ORDER BY k, id LIMIT $1 OFFSET $2;
 SET plan_cache_mode = force_generic_plan;

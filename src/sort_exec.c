@@ -331,7 +331,8 @@ set_bound(SortNodeState *state)
 		state->prune_shift[k] = bits;
 		bits += state->keys[k].width + 1;
 	}
-	state->pruning = (bits <= 64);
+	/* past what the row arrays can hold, the rows are read whole */
+	state->pruning = (bits <= 64 && state->bound <= PG_UINT32_MAX / 4);
 	state->prune_at = Max(state->bound * 2, SORT_NODE_PRUNE_MIN);
 }
 
@@ -1390,6 +1391,8 @@ explain_worker_line(const SortNodeFigures *f, int n, ExplainState *es)
 	else
 		appendStringInfo(es->str, "  Sort Rows: " INT64_FORMAT "  Sort Key Bits: %d  Sort Memory: " INT64_FORMAT " kB",
 						 f->rows, f->key_bits, (f->memory + 1023) / 1024);
+	if (!f->tuplesort && f->bound >= 0)
+		appendStringInfo(es->str, "  Sort Bound: " INT64_FORMAT, f->bound);
 	if (es->timing)
 		appendStringInfo(es->str, "  Extract Time: %.3f ms  Sort Time: %.3f ms  Emit Time: %.3f ms",
 						 f->extract_ms, f->sort_ms, f->emit_ms);

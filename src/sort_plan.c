@@ -244,6 +244,9 @@ make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys
 	cpath->path.parallel_aware = partial;
 	cpath->path.parallel_safe = subpath->parallel_safe;
 	cpath->path.parallel_workers = subpath->parallel_workers;
+#if PG_VERSION_NUM >= 180000
+	cpath->path.disabled_nodes = subpath->disabled_nodes;
+#endif
 	cpath->path.pathkeys = pathkeys;
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
 	cpath->custom_paths = list_make1(subpath);
@@ -530,6 +533,10 @@ swap_sort(Sort *sort, List *private, Limit *limit, bool parallel_aware)
 
 	memcpy(&cscan->scan.plan, &sort->plan, sizeof(Plan));
 	cscan->scan.plan.type = T_CustomScan;
+#if PG_VERSION_NUM >= 180000
+	/* the node is not disabled where Sort was (enable_sort = off): its input's count */
+	cscan->scan.plan.disabled_nodes = outerPlan(sort)->disabled_nodes;
+#endif
 	foreach(lc, sort->plan.targetlist)
 	{
 		TargetEntry *tle = (TargetEntry *) lfirst(lc);
@@ -588,7 +595,10 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 	{
 		Limit	   *l = (Limit *) plan;
 
-		if (l->limitCount != NULL && l->limitOption == LIMIT_OPTION_COUNT)
+		/* evaluated once more by the node: not when that could change them */
+		if (l->limitCount != NULL && l->limitOption == LIMIT_OPTION_COUNT &&
+			!contain_volatile_functions(l->limitCount) &&
+			!contain_volatile_functions(l->limitOffset))
 			bound_by = l;
 	}
 	else if (IsA(plan, GatherMerge) && limit != NULL && const_bound(limit) >= 0)
