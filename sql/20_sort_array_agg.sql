@@ -116,6 +116,32 @@ SELECT count(*) AS groups FROM sa_view WHERE s IS NOT NULL;
 SELECT pg_get_viewdef('sa_view') = :'viewdef' AS unchanged,
 	   pg_get_viewdef('sa_view') ~ 'gpu_sort\(array_agg\((sa\.)?i4\), true\)' AS shows_gpu_sort_array_agg;
 
+-- The rewrite needs no right to use gpu_sort's schema: a view's caller
+-- without it gets the rewrite too.  A user who may not execute gpu_sort_agg
+-- keeps gpu_sort over array_agg.
+SET max_parallel_workers_per_gather = 0;
+CREATE ROLE regress_sa_user;
+CREATE SCHEMA sa_views;
+CREATE VIEW sa_views.sa_sorted AS SELECT gpu_sort(array_agg(i2)) AS s FROM sa;
+GRANT USAGE ON SCHEMA sa_views TO regress_sa_user;
+GRANT SELECT ON sa_views.sa_sorted, sa TO regress_sa_user;
+REVOKE USAGE ON SCHEMA public FROM PUBLIC;
+SET ROLE regress_sa_user;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT s FROM sa_views.sa_sorted;
+SELECT cardinality(s) FROM sa_views.sa_sorted;
+RESET ROLE;
+GRANT USAGE ON SCHEMA public TO PUBLIC;
+REVOKE EXECUTE ON FUNCTION gpu_sort_agg(int2) FROM PUBLIC;
+SET ROLE regress_sa_user;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT s FROM sa_views.sa_sorted;
+SELECT s IS NOT DISTINCT FROM (SELECT array_agg(i2 ORDER BY i2) FROM sa) AS same FROM sa_views.sa_sorted;
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION gpu_sort_agg(int2) TO PUBLIC;
+DROP SCHEMA sa_views CASCADE;
+REVOKE ALL ON sa FROM regress_sa_user;
+DROP ROLE regress_sa_user;
+SET max_parallel_workers_per_gather = 4;
+
 -- A prepared statement's descending parameter: a constant in a custom plan
 -- (rewritten), a parameter in the generic plan (left alone); same answers.
 PREPARE sa_prep(bool) AS SELECT g, gpu_sort(array_agg(i8), $1)::text AS s FROM sa GROUP BY g;

@@ -20,12 +20,16 @@
 
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
-#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "gpusort_pg.h"
 
@@ -124,24 +128,31 @@ match_sort_of_array_agg(const FuncExpr *fcall, SortOfArrayAgg *match)
 
 /*
  * gpu_sort_agg(T) for ascending, gpu_sort_agg(T, bool) for descending, from
- * gpu_sort's own schema, returning the type gpu_sort returns; InvalidOid
- * when there is none.
+ * gpu_sort's own schema, returning the type gpu_sort returns, that the user
+ * may execute; InvalidOid when there is none.  Looked up in the catalog
+ * rather than by name resolution, which would need the right to use the
+ * schema: a view's caller may call gpu_sort without it.
  */
 static Oid
 lookup_sort_agg(const FuncExpr *fcall, Oid elemtype, bool descending)
 {
-	char	   *schema = get_namespace_name(get_func_namespace(fcall->funcid));
 	Oid			argtypes[2] = {elemtype, BOOLOID};
 	Oid			aggfnoid;
+	AclResult	aclresult;
 
-	if (schema == NULL)
-		return InvalidOid;
-	aggfnoid = LookupFuncName(list_make2(makeString(schema), makeString("gpu_sort_agg")),
-							  descending ? 2 : 1, argtypes, true);
+	aggfnoid = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid,
+							   CStringGetDatum("gpu_sort_agg"),
+							   PointerGetDatum(buildoidvector(argtypes, descending ? 2 : 1)),
+							   ObjectIdGetDatum(get_func_namespace(fcall->funcid)));
 	if (!OidIsValid(aggfnoid) || get_func_prokind(aggfnoid) != PROKIND_AGGREGATE ||
 		get_func_rettype(aggfnoid) != fcall->funcresulttype)
 		return InvalidOid;
-	return aggfnoid;
+#if PG_VERSION_NUM >= 160000
+	aclresult = object_aclcheck(ProcedureRelationId, aggfnoid, GetUserId(), ACL_EXECUTE);
+#else
+	aclresult = pg_proc_aclcheck(aggfnoid, GetUserId(), ACL_EXECUTE);
+#endif
+	return aclresult == ACLCHECK_OK ? aggfnoid : InvalidOid;
 }
 
 /*
