@@ -169,21 +169,26 @@ _PG_init(void)
 	MarkGUCPrefixReserved("gpusort");
 }
 
-gs_type
-gpusort_type_from_oid(Oid elemtype)
+bool
+gpusort_sorts_type(Oid elemtype, gs_type *type)
 {
 	switch (elemtype)
 	{
 		case INT2OID:
-			return GS_INT2;
+			*type = GS_INT2;
+			return true;
 		case INT4OID:
-			return GS_INT4;
+			*type = GS_INT4;
+			return true;
 		case INT8OID:
-			return GS_INT8;
+			*type = GS_INT8;
+			return true;
 		case FLOAT4OID:
-			return GS_FLOAT4;
+			*type = GS_FLOAT4;
+			return true;
 		case FLOAT8OID:
-			return GS_FLOAT8;
+			*type = GS_FLOAT8;
+			return true;
 
 			/*
 			 * date is an int32 of days, timestamp and timestamptz an int64 of
@@ -191,17 +196,28 @@ gpusort_type_from_oid(Oid elemtype)
 			 * integer order is their order.
 			 */
 		case DATEOID:
-			return GS_INT4;
+			*type = GS_INT4;
+			return true;
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			return GS_INT8;
+			*type = GS_INT8;
+			return true;
 		default:
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("gpusort cannot sort elements of type %s", format_type_be(elemtype)),
-					 errhint("gpusort sorts smallint, integer, bigint, real, double precision, date, timestamp and timestamptz.")));
+			return false;
 	}
-	pg_unreachable();
+}
+
+gs_type
+gpusort_type_from_oid(Oid elemtype)
+{
+	gs_type		type;
+
+	if (!gpusort_sorts_type(elemtype, &type))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("gpusort cannot sort elements of type %s", format_type_be(elemtype)),
+				 errhint("gpusort sorts smallint, integer, bigint, real, double precision, date, timestamp and timestamptz.")));
+	return type;
 }
 
 const gs_runtime_info *

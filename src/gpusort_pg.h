@@ -11,6 +11,7 @@
 
 #include "postgres.h"
 
+#include "nodes/primnodes.h"
 #include "utils/array.h"
 
 #include "gpusort.h"
@@ -109,6 +110,15 @@ extern const gs_runtime_info *gpusort_runtime(void);
 
 /* Element type OID -> gs_type; errors for a type gpusort does not sort. */
 extern gs_type gpusort_type_from_oid(Oid elemtype);
+
+/* The same without the error: false for a type gpusort does not sort. */
+extern bool gpusort_sorts_type(Oid elemtype, gs_type *type);
+
+/*
+ * sort_agg_rewrite.c: the gpu_sort_agg Aggref that replaces the call
+ * gpu_sort(array_agg(x), ...) when the two agree, else NULL.
+ */
+extern Node *gpusort_rewrite_sort_of_array_agg(const FuncExpr *fcall);
 
 /*
  * The arguments shared by gpu_sort, gpu_argsort and gpu_sort_rows: returns

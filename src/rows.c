@@ -6,7 +6,8 @@
  * while it is in the NULLs' block at the start or the end.
  *
  * gpu_sort_support tells the planner how many rows gpu_sort_rows returns and
- * what a sort of an array costs, from the array argument's length.
+ * what a sort of an array costs, from the array argument's length, and
+ * replaces gpu_sort(array_agg(x)) by gpu_sort_agg(x) (sort_agg_rewrite.c).
  */
 #include "postgres.h"
 
@@ -141,6 +142,9 @@ sorted_array_length(PlannerInfo *root, Node *node)
  * runs, so it is charged the CPU's.  A call whose arguments are all
  * constants is sorted once at plan time (the functions are IMMUTABLE) and
  * costs nothing when the plan runs.
+ *
+ * Simplify: gpu_sort(array_agg(x) [, descending]) becomes the aggregate
+ * gpu_sort_agg(x [, descending]), which can run in parallel workers.
  */
 Datum
 gpu_sort_support(PG_FUNCTION_ARGS)
@@ -170,6 +174,12 @@ gpu_sort_support(PG_FUNCTION_ARGS)
 			req->per_tuple = cpu_operator_cost * (n + 2.0 * n * log2(n));
 			PG_RETURN_POINTER(req);
 		}
+	}
+	else if (IsA(rawreq, SupportRequestSimplify))
+	{
+		SupportRequestSimplify *req = (SupportRequestSimplify *) rawreq;
+
+		PG_RETURN_POINTER(gpusort_rewrite_sort_of_array_agg(req->fcall));
 	}
 	PG_RETURN_POINTER(NULL);
 }
