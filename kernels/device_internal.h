@@ -114,6 +114,22 @@ double		gs_clock_ms(void);
 /* Plans the layout of a sort of n keys (host_sort.cu); n <= 1 gives all zeros. */
 gs_status	gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err);
 
+/*
+ * Plans the layout of a top-k, the first limit (0 < limit < n) of n keys
+ * (host_sort.cu), in gs_layout's terms: key_bytes the input, value_bytes the
+ * limit keys out then the limit positions out, temp_bytes gs_gpu_topk's
+ * scratch.  ta receives the select's arguments but its buffers and stream.
+ */
+gs_status	gs_plan_topk(gs_type type, size_t n, size_t limit, bool descending, gs_layout *l,
+						 gs_gpu_topk_args *ta, gs_error *err);
+
+/*
+ * Places ta's buffers (planned by gs_plan_topk into l) in the device memory
+ * at base: keys and positions say which outputs are wanted.
+ */
+void		gs_layout_topk_args(const gs_layout *l, char *base, bool keys, bool positions, void *stream,
+								gs_gpu_topk_args *ta);
+
 #ifdef __CUDACC__
 #include <pthread.h>
 #include <signal.h>

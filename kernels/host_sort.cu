@@ -406,33 +406,41 @@ gs_layout_args(const gs_layout *l, char *base, gs_type type, gs_algorithm algori
 	a->stream = stream;
 }
 
-/*
- * The device layout of a top-k (0 < limit < n) in gs_layout's terms:
- * key_bytes the input, value_bytes the limit keys out then the limit
- * positions out, temp_bytes gs_gpu_topk's scratch; ta is its arguments
- * with everything but the buffers and the stream set.
- */
-static gs_status
-gs_plan_topk(const gs_host_sort_job *job, gs_layout *l, gs_gpu_topk_args *ta, gs_error *err)
+gs_status
+gs_plan_topk(gs_type type, size_t n, size_t limit, bool descending, gs_layout *l, gs_gpu_topk_args *ta,
+			 gs_error *err)
 {
-	size_t		w = gs_type_size(job->type);
+	size_t		w = gs_type_size(type);
 	gs_status	s;
 
 	memset(ta, 0, sizeof(*ta));
-	ta->type = job->type;
-	ta->n = job->n;
-	ta->k = job->limit;
-	ta->descending = job->descending;
+	ta->type = type;
+	ta->n = n;
+	ta->k = limit;
+	ta->descending = descending;
 	ta->temp = NULL;			/* size query */
 	s = gs_gpu_topk(ta, err);
 	if (s != GS_OK)
 		return s;
 	memset(l, 0, sizeof(*l));
-	l->key_bytes = gs_align_up(job->n * w);
-	l->value_bytes = gs_align_up(job->limit * w) + gs_align_up(job->limit * sizeof(uint32_t));
+	l->key_bytes = gs_align_up(n * w);
+	l->value_bytes = gs_align_up(limit * w) + gs_align_up(limit * sizeof(uint32_t));
 	l->temp_bytes = ta->temp_bytes;
 	l->total = l->key_bytes + l->value_bytes + gs_align_up(ta->temp_bytes);
 	return GS_OK;
+}
+
+void
+gs_layout_topk_args(const gs_layout *l, char *base, bool keys, bool positions, void *stream,
+					gs_gpu_topk_args *ta)
+{
+	ta->keys_in = base;
+	ta->keys_out = keys ? base + l->key_bytes : NULL;
+	ta->positions_out = positions ?
+		(uint32_t *) (base + l->key_bytes + gs_align_up(ta->k * gs_type_size(ta->type))) : NULL;
+	ta->temp = base + l->key_bytes + l->value_bytes;
+	ta->temp_bytes = l->temp_bytes;
+	ta->stream = stream;
 }
 
 size_t
@@ -529,7 +537,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	topk = job->limit > 0 && job->limit < job->n;
 	out_n = topk ? job->limit : job->n;
 	if (topk)
-		s = gs_plan_topk(job, &l, &ta, err);
+		s = gs_plan_topk(job->type, job->n, job->limit, job->descending, &l, &ta, err);
 	else
 		s = gs_plan(job->type, job->algorithm, job->n, job->perm != NULL, &l, err);
 	if (s != GS_OK)
@@ -552,16 +560,7 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 		gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->perm != NULL,
 					   stream, &a);
 	else
-	{
-		/* the input, the k keys and positions out, the select's scratch (gs_plan_topk) */
-		ta.keys_in = base;
-		ta.keys_out = job->output != NULL ? base + l.key_bytes : NULL;
-		ta.positions_out = job->perm != NULL ?
-			(uint32_t *) (base + l.key_bytes + gs_align_up(job->limit * w)) : NULL;
-		ta.temp = base + l.key_bytes + l.value_bytes;
-		ta.temp_bytes = l.temp_bytes;
-		ta.stream = stream;
-	}
+		gs_layout_topk_args(&l, base, job->output != NULL, job->perm != NULL, stream, &ta);
 
 	/* Copy in. */
 	t_in = gs_choose_transfer(key_total, false);

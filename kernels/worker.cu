@@ -6,6 +6,9 @@
  * workers sort at once on one device and small jobs never wait for a large
  * one's allocation.
  *
+ * A job that wants only the first limit of the order runs the radix select
+ * (gs_gpu_topk) instead of the sort, and streams out only those.
+ *
  * The data stream through a ring of pinned host buffers that the caller
  * fills and drains (gs_stream_io): input chunk i is copied to the device as
  * soon as it is ready while the caller writes chunk i + 1, and output chunks
@@ -158,6 +161,26 @@ gs_device_pool_keep(int id, size_t keep_bytes, gs_error *err)
 	return GS_OK;
 }
 
+size_t
+gs_stream_job_device_bytes(const gs_stream_job *job)
+{
+	size_t		w = job != NULL ? gs_type_size(job->type) : 0;
+	gs_layout	l;
+	gs_gpu_topk_args ta;
+	gs_error	err;
+
+	if (w == 0 || job->n <= 1)
+		return 0;
+	if (job->limit == 0 || job->limit >= job->n)
+		return gs_host_sort_device_bytes(job->type, job->algorithm, job->n, job->want_perm);
+	if (gs_plan_topk(job->type, job->n, job->limit, job->descending, &l, &ta, &err) != GS_OK)
+	{
+		/* the buffers without the select's scratch: what can be known without it */
+		return job->n * w + job->limit * (w + sizeof(uint32_t));
+	}
+	return l.total;
+}
+
 /*
  * A stream of bytes in up to two device segments (keys, then positions): the
  * piece of chunk [off, off + len) that falls into each is copied with its own
@@ -209,6 +232,8 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	gs_run_report rep;
 	gs_layout	l;
 	gs_gpu_sort_args a;
+	gs_gpu_topk_args ta;
+	bool		topk;
 	gs_segments in,
 				outs;
 	char	   *base = NULL;
@@ -234,7 +259,12 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 		goto done;
 	}
 
-	s = gs_plan(job->type, job->algorithm, job->n, job->want_perm, &l, err);
+	topk = job->limit > 0 && job->limit < job->n;
+	out_n = topk ? job->limit : job->n;
+	if (topk)
+		s = gs_plan_topk(job->type, job->n, job->limit, job->descending, &l, &ta, err);
+	else
+		s = gs_plan(job->type, job->algorithm, job->n, job->want_perm, &l, err);
 	if (s != GS_OK)
 		goto done;
 	if (job->max_device_bytes != 0 && l.total > job->max_device_bytes)
@@ -255,10 +285,14 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	w->device_bytes = l.total;
 	rep.device_bytes = l.total;
 
-	gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->want_perm,
-				   w->stream, &a);
+	memset(&a, 0, sizeof(a));
+	if (topk)
+		gs_layout_topk_args(&l, base, job->want_keys, job->want_perm, w->stream, &ta);
+	else
+		gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->want_perm,
+					   w->stream, &a);
 
-	if (job->want_perm)
+	if (job->want_perm && !topk)
 		GS_W_CHECK(gs_launch_iota(a.values[0], job->n, w->stream), "could not launch the argsort payload kernel");
 
 	/*
@@ -267,7 +301,7 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	 * copy is always queued while the producer writes the next.
 	 */
 	in.count = 1;
-	in.ptr[0] = (char *) a.keys[0];
+	in.ptr[0] = topk ? (char *) ta.keys_in : (char *) a.keys[0];
 	in.bytes[0] = job->n * w_bytes;
 	total = in.bytes[0];
 	chunks = (total + io->chunk_bytes - 1) / io->chunk_bytes;
@@ -295,10 +329,18 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	io->input_done(io->arg, chunks - 1);
 	rep.copy_in_ms = gs_clock_ms() - start;
 
-	/* Sort, timed on the device. */
+	/* Sort (or select the first limit), timed on the device. */
 	GS_W_CHECK(cudaEventRecord(w->timing[0], w->stream), "could not record a CUDA event");
-	s = gs_gpu_sort(&a, err);
-	rep.algorithm = a.algorithm_used;
+	if (topk)
+	{
+		s = gs_gpu_topk(&ta, err);
+		rep.algorithm = ta.algorithm_used;
+	}
+	else
+	{
+		s = gs_gpu_sort(&a, err);
+		rep.algorithm = a.algorithm_used;
+	}
 	if (s != GS_OK)
 	{
 		if (s == GS_ERR_CUDA)
@@ -310,17 +352,16 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 	GS_W_CHECK(cudaEventElapsedTime(&sort_ms, w->timing[0], w->timing[1]), "could not time the sort");
 	rep.sort_ms = sort_ms;
 
-	/* Copy out: the keys, then the positions, as one stream; a limit cuts both. */
-	out_n = (job->limit > 0 && job->limit < job->n) ? job->limit : job->n;
+	/* Copy out: the keys, then the positions, as one stream of out_n each. */
 	outs.count = 0;
 	if (job->want_keys)
 	{
-		outs.ptr[outs.count] = (char *) a.keys[a.result_selector];
+		outs.ptr[outs.count] = topk ? (char *) ta.keys_out : (char *) a.keys[a.result_selector];
 		outs.bytes[outs.count++] = out_n * w_bytes;
 	}
 	if (job->want_perm)
 	{
-		outs.ptr[outs.count] = (char *) a.values[a.result_selector];
+		outs.ptr[outs.count] = topk ? (char *) ta.positions_out : (char *) a.values[a.result_selector];
 		outs.bytes[outs.count++] = out_n * sizeof(uint32_t);
 	}
 	total = outs.bytes[0] + (outs.count > 1 ? outs.bytes[1] : 0);
