@@ -1,8 +1,8 @@
 /*
  * device_internal.h: what the runtime files of kernels/ (device.cu,
- * host_sort.cu, no_cuda.c) share with each other, and the few knobs that
- * test/ and bench/ use to force a transfer strategy.  Not part of the API:
- * src/ never includes it.
+ * host_job.cu, host_sort.cu, worker.cu, no_cuda.c) share with each other,
+ * and the few knobs that test/ and bench/ use to force a transfer strategy.
+ * Not part of the API: src/ never includes it.
  */
 #ifndef GPUSORT_DEVICE_INTERNAL_H
 #define GPUSORT_DEVICE_INTERNAL_H
@@ -88,31 +88,29 @@ gs_status	gs_copy_from_device(void *host, const void *device, size_t bytes,
 }
 #endif
 
-/*
- * Device memory of one sort of host data: the two key buffers, the two value
- * buffers (argsort), then gs_gpu_sort's temp, each 256-byte aligned.
- */
-typedef struct gs_layout
-{
-	size_t		key_bytes;		/* one key buffer, aligned */
-	size_t		value_bytes;	/* one value buffer, aligned; 0 without argsort */
-	size_t		temp_bytes;		/* what gs_gpu_sort asked for */
-	size_t		total;
-} gs_layout;
-
-/*
- * Fills a's arguments for a sort laid out by l in the device memory at base
- * (stream: a cudaStream_t).
- */
-void		gs_layout_args(const gs_layout *l, char *base, gs_type type, gs_algorithm algorithm,
-						   size_t n, bool descending, bool argsort, void *stream,
-						   gs_gpu_sort_args *a);
-
-/* A monotonic clock in milliseconds (host_sort.cu), for the run reports. */
+/* A monotonic clock in milliseconds (host_job.cu), for the run reports. */
 double		gs_clock_ms(void);
 
-/* Plans the layout of a sort of n keys (host_sort.cu); n <= 1 gives all zeros. */
-gs_status	gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err);
+/*
+ * One sort of host data on a device as both host paths run it (host_job.cu):
+ * n > 1 keys sorted, or for 0 < limit < n the first limit of their order
+ * selected (gs_gpu_topk); the sorted keys, their 0-based positions or both
+ * copied out, limit (or n) of each.
+ */
+typedef struct gs_job
+{
+	gs_type		type;
+	gs_algorithm algorithm;
+	size_t		n;
+	size_t		limit;			/* 0 (or >= n): the whole order */
+	bool		descending;
+	bool		want_keys;
+	bool		want_perm;
+	size_t		max_device_bytes;	/* 0: no limit */
+} gs_job;
+
+/* Bytes of device memory gs_job_run takes for job (0 for n <= 1). */
+size_t		gs_job_device_bytes(const gs_job *job);
 
 #ifdef __CUDACC__
 #include <pthread.h>
@@ -125,8 +123,6 @@ gs_status	gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, 
  */
 cudaStream_t gs_device_stream(void);
 
-/* Queues values[i] = i for i < n (the argsort payload) on stream; the launch's error. */
-cudaError_t gs_launch_iota(uint32_t *values, size_t n, cudaStream_t stream);
 cudaEvent_t gs_device_event(int i);
 cudaEvent_t gs_device_timing_event(int i);
 
@@ -185,6 +181,57 @@ gs_fault_arm(void)
 #define GS_RT_CALL(call, injected) \
 	((injected) = false, (call))
 #endif
+
+/*
+ * Evaluates a CUDA call of the runtime path through the fault hook; on
+ * failure returns gs_runtime_fail's status (err: the enclosing function's).
+ */
+#define GS_RT_CHECK(call, what, stream) \
+	do { \
+		bool		gs_inj_; \
+		cudaError_t gs_e_ = GS_RT_CALL((call), gs_inj_); \
+		if (gs_e_ != cudaSuccess) \
+			return gs_runtime_fail(err, gs_e_, gs_inj_, (what), (stream)); \
+	} while (0)
+
+/*
+ * The data's way between the host and the device for gs_job_run: the part
+ * of a job that differs between gs_host_sort (the caller's arrays, staged or
+ * pinned in place) and gs_worker_sort (the server's ring of pinned chunks).
+ * Each call gets arg; the ones marked optional may be NULL.
+ */
+typedef struct gs_job_transfer
+{
+	cudaStream_t stream;		/* the job's stream, on the current device */
+	cudaEvent_t timing[2];		/* two timing events of that device */
+	void	   *arg;
+
+	/* bytes of device memory into *base, limit (0: none) included */
+	gs_status	(*acquire) (void *arg, size_t bytes, size_t limit, char **base, gs_error *err);
+	/* gives base back (the stream has nothing left that uses it) */
+	void		(*release) (void *arg, char *base);
+	/* bytes of input to dev, returning once they are on the device */
+	gs_status	(*copy_in) (void *arg, void *dev, size_t bytes, gs_error *err);
+	/* optional: work while the sort runs, which wants out_n entries of each output */
+	gs_status	(*during_sort) (void *arg, size_t out_n, gs_error *err);
+	/* key_bytes from keys then perm_bytes from perm (either NULL: not wanted) out, until done */
+	gs_status	(*copy_out) (void *arg, const void *keys, size_t key_bytes, const void *perm,
+							 size_t perm_bytes, gs_error *err);
+	/* optional: after the copy out and after any failure, once the stream is idle */
+	void		(*finish) (void *arg);
+	/* optional: true when the job is to stop, polled before and after the sort */
+	bool		(*interrupted) (void *arg);
+} gs_job_transfer;
+
+/*
+ * Runs job on the current device through t: plans, checks the plan against
+ * max_device_bytes, acquires device memory, makes the argsort payload,
+ * copies in, sorts or selects, copies out, gives everything back.  start is
+ * the caller's gs_clock_ms() at the job's start; rep receives device_bytes,
+ * algorithm and the three times (the caller sets device and total_ms).
+ */
+gs_status	gs_job_run(const gs_job *job, const gs_job_transfer *t, double start, gs_run_report *rep,
+					   gs_error *err);
 
 /*
  * A CUDA error of the runtime path as a gs_error: gs_cuda_fail's message,

@@ -380,7 +380,7 @@ typedef struct gs_stream_job
 	gs_type		type;
 	gs_algorithm algorithm;
 	size_t		n;				/* keys in the input stream, > 1 */
-	size_t		limit;			/* 0: the output holds all n; else only the first limit */
+	size_t		limit;			/* 0 (or >= n): the output holds all n; else only the first limit */
 	bool		descending;
 	bool		want_keys;		/* the output stream holds the sorted keys */
 	bool		want_perm;		/* ... then their uint32 0-based positions (stable) */
@@ -388,8 +388,16 @@ typedef struct gs_stream_job
 } gs_stream_job;
 
 /*
+ * Bytes of device memory gs_worker_sort takes for job: a sort's, or for
+ * 0 < limit < n the select's (the input, the limit keys and positions out,
+ * gs_gpu_topk's scratch).  0 for n <= 1.
+ */
+size_t		gs_stream_job_device_bytes(const gs_stream_job *job);
+
+/*
  * Sorts one job on the worker's device: copies the input chunks to the
- * device as they come, sorts, copies the output out chunk by chunk.  The
+ * device as they come, sorts (or, for 0 < limit < n, selects the first
+ * limit with gs_gpu_topk), copies the output out chunk by chunk.  The
  * report's copy_in_ms counts from the call until the last input chunk is on
  * the device (waiting for the producer included).  Device memory comes from
  * the device's stream-ordered pool and is given back before returning.

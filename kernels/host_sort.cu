@@ -1,7 +1,8 @@
 /*
  * host_sort.cu: gs_host_sort, the GPU sort of host arrays that src/ calls:
- * copy in, sort with gs_gpu_sort (or select the first limit with
- * gs_gpu_topk), copy out, with timings.
+ * the caller's arrays moved to and from the device, around the job core of
+ * host_job.cu (copy in, sort with gs_gpu_sort or select the first limit
+ * with gs_gpu_topk, copy out, with timings).
  *
  * The arrays come from palloc, so they are pageable, and the copies are the
  * cost: pinned memory moves 55 GB/s each way on the H100 host, pageable
@@ -14,15 +15,14 @@
  * (device_internal.h has the rule).  The outputs are pinned while the sort
  * runs on the device.
  *
- * The report: copy_in_ms from the call's start until the input is on the
- * device (pinning it included); sort_ms the sort's device time (CUDA events);
+ * The report (host_job.cu): copy_in_ms from the call's start until the input
+ * is on the device (pinning it included); sort_ms the sort's device time;
  * copy_out_ms the rest up to the last unpinning (pinning the outputs, which
  * overlaps the sort, the DMA, unpinning), so the three add up to the call;
  * total_ms the whole call's wall clock (also the pool's trimming).
  */
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime.h>
 
@@ -42,9 +42,6 @@ static gs_transfer gs_last_transfer = GS_TRANSFER_AUTO;
  * the copy engine does not idle while we poll.
  */
 #define GS_DIRECT_PIECE_BYTES	((size_t) 64 << 20)
-
-/* Device buffers are laid out at this alignment (a full memory transaction set). */
-#define GS_ALIGN				((size_t) 256)
 
 const char *
 gs_transfer_name(gs_transfer t)
@@ -80,55 +77,14 @@ gs_choose_transfer(size_t bytes, bool output)
 	return bytes >= GS_REGISTER_IN_MIN_BYTES ? GS_TRANSFER_REGISTER : GS_TRANSFER_PAGEABLE;
 }
 
-double
-gs_clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static size_t
-gs_align_up(size_t x)
-{
-	return (x + GS_ALIGN - 1) & ~(GS_ALIGN - 1);
-}
-
 static bool
 gs_poll(gs_interrupt_fn interrupt, void *arg)
 {
 	return interrupt != NULL && interrupt(arg);
 }
 
-/* values[i] = i: the argsort payload, made on the device instead of copied in. */
-__global__ void
-gs_iota_kernel(uint32_t *values, size_t n)
-{
-	size_t		i = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-	size_t		stride = (size_t) gridDim.x * blockDim.x;
-
-	for (; i < n; i += stride)
-		values[i] = (uint32_t) i;
-}
-
-cudaError_t
-gs_launch_iota(uint32_t *values, size_t n, cudaStream_t stream)
-{
-	int			blocks = (int) ((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
-
-	gs_iota_kernel<<<blocks, 256, 0, stream>>>(values, n);
-	return cudaGetLastError();
-}
-
-/* Evaluates a CUDA call through the fault hook; on failure sets s and jumps to done. */
-#define GS_HS_CHECK(call, what) \
-	do { \
-		bool		gs_inj_; \
-		cudaError_t gs_e_ = GS_RT_CALL((call), gs_inj_); \
-		if (gs_e_ != cudaSuccess) \
-			return gs_runtime_fail(err, gs_e_, gs_inj_, (what), gs_device_stream()); \
-	} while (0)
+/* A checked CUDA call on the opened device's stream (GS_RT_CHECK). */
+#define GS_HS_CHECK(call, what) GS_RT_CHECK(call, what, gs_device_stream())
 
 /* ------------------------------------------------------------------------
  * Transfers.  Each returns with its copies complete (stream synchronised),
@@ -345,111 +301,22 @@ gs_copy_from_device(void *host, const void *device, size_t bytes,
 }
 
 /* ------------------------------------------------------------------------
- * The sort of host arrays.
+ * The sort of host arrays: gs_job_run with the caller's arrays as the
+ * transfer's ends.
  * ------------------------------------------------------------------------ */
-
-gs_status
-gs_plan(gs_type type, gs_algorithm algorithm, size_t n, bool argsort, gs_layout *l, gs_error *err)
-{
-	gs_gpu_sort_args a;
-	gs_status	s;
-
-	memset(l, 0, sizeof(*l));
-	if (n <= 1)
-		return GS_OK;
-	memset(&a, 0, sizeof(a));
-	a.type = type;
-	a.algorithm = algorithm;
-	a.n = n;
-	a.temp = NULL;				/* size query */
-
-	/*
-	 * The query reads no buffer, but the arguments are checked as for a
-	 * sort, and non-null values say that there will be values: distinct
-	 * aligned non-null addresses serve.
-	 */
-	a.keys[0] = (void *) (1 * GS_ALIGN);
-	a.keys[1] = (void *) (2 * GS_ALIGN);
-	if (argsort)
-	{
-		a.values[0] = (uint32_t *) (3 * GS_ALIGN);
-		a.values[1] = (uint32_t *) (4 * GS_ALIGN);
-	}
-	s = gs_gpu_sort(&a, err);
-	if (s != GS_OK)
-		return s;
-	l->key_bytes = gs_align_up(n * gs_type_size(type));
-	l->value_bytes = argsort ? gs_align_up(n * sizeof(uint32_t)) : 0;
-	l->temp_bytes = a.temp_bytes;
-	l->total = 2 * l->key_bytes + 2 * l->value_bytes + gs_align_up(a.temp_bytes);
-	return GS_OK;
-}
-
-void
-gs_layout_args(const gs_layout *l, char *base, gs_type type, gs_algorithm algorithm, size_t n,
-			   bool descending, bool argsort, void *stream, gs_gpu_sort_args *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->type = type;
-	a->algorithm = algorithm;
-	a->n = n;
-	a->descending = descending;
-	a->keys[0] = base;
-	a->keys[1] = base + l->key_bytes;
-	if (argsort)
-	{
-		a->values[0] = (uint32_t *) (base + 2 * l->key_bytes);
-		a->values[1] = (uint32_t *) (base + 2 * l->key_bytes + l->value_bytes);
-	}
-	a->temp = base + 2 * l->key_bytes + 2 * l->value_bytes;
-	a->temp_bytes = l->temp_bytes;
-	a->stream = stream;
-}
-
-/*
- * The device layout of a top-k (0 < limit < n) in gs_layout's terms:
- * key_bytes the input, value_bytes the limit keys out then the limit
- * positions out, temp_bytes gs_gpu_topk's scratch; ta is its arguments
- * with everything but the buffers and the stream set.
- */
-static gs_status
-gs_plan_topk(const gs_host_sort_job *job, gs_layout *l, gs_gpu_topk_args *ta, gs_error *err)
-{
-	size_t		w = gs_type_size(job->type);
-	gs_status	s;
-
-	memset(ta, 0, sizeof(*ta));
-	ta->type = job->type;
-	ta->n = job->n;
-	ta->k = job->limit;
-	ta->descending = job->descending;
-	ta->temp = NULL;			/* size query */
-	s = gs_gpu_topk(ta, err);
-	if (s != GS_OK)
-		return s;
-	memset(l, 0, sizeof(*l));
-	l->key_bytes = gs_align_up(job->n * w);
-	l->value_bytes = gs_align_up(job->limit * w) + gs_align_up(job->limit * sizeof(uint32_t));
-	l->temp_bytes = ta->temp_bytes;
-	l->total = l->key_bytes + l->value_bytes + gs_align_up(ta->temp_bytes);
-	return GS_OK;
-}
 
 size_t
 gs_host_sort_device_bytes(gs_type type, gs_algorithm algorithm, size_t n, bool argsort)
 {
-	gs_layout	l;
-	gs_error	err;
+	gs_job		job;
 
-	if (gs_type_size(type) == 0 || n <= 1)
-		return 0;
-	if (gs_plan(type, algorithm, n, argsort, &l, &err) != GS_OK)
-	{
-		/* The buffers without the sort's scratch: what can be known without it. */
-		return 2 * gs_align_up(n * gs_type_size(type)) +
-			(argsort ? 2 * gs_align_up(n * sizeof(uint32_t)) : 0);
-	}
-	return l.total;
+	memset(&job, 0, sizeof(job));
+	job.type = type;
+	job.algorithm = algorithm;
+	job.n = n;
+	job.want_keys = true;
+	job.want_perm = argsort;
+	return gs_job_device_bytes(&job);
 }
 
 static gs_status
@@ -476,30 +343,160 @@ gs_check_job(const gs_host_sort_job *job, gs_error *err)
 	return GS_OK;
 }
 
+/* The transfer's state: the caller's job, how its outputs move, what is pinned now. */
+typedef struct gs_host_transfer
+{
+	const gs_host_sort_job *job;
+	gs_transfer t_keys;
+	gs_transfer t_perm;
+	bool		reg_input;
+	bool		reg_output;
+	bool		reg_perm;
+} gs_host_transfer;
+
+/* Device memory from the per-process pool, valid until gs_pool_end_call. */
+static gs_status
+gs_host_acquire(void *arg, size_t bytes, size_t limit, char **base, gs_error *err)
+{
+	(void) arg;
+	return gs_pool_acquire(bytes, limit, (void **) base, err);
+}
+
+static void
+gs_host_release(void *arg, char *base)
+{
+	(void) arg;
+	(void) base;
+	gs_pool_end_call();
+}
+
+/* The input by AUTO's rule (pinned in place when large), straight from the caller's array. */
+static gs_status
+gs_host_copy_in(void *arg, void *dev, size_t bytes, gs_error *err)
+{
+	gs_host_transfer *h = (gs_host_transfer *) arg;
+	const gs_host_sort_job *job = h->job;
+	gs_transfer t = gs_choose_transfer(bytes, false);
+	gs_status	s = GS_OK;
+
+	gs_last_transfer = t;
+	if (t == GS_TRANSFER_REGISTER)
+		s = gs_register(job->input, bytes, &h->reg_input, err);
+	if (s == GS_OK)
+		s = gs_to_device(dev, job->input, bytes, t, h->reg_input, job->interrupt, job->interrupt_arg, err);
+	return s;
+}
+
+/*
+ * While the sort runs: pins the output arrays, so that this CPU share of
+ * the copy out overlaps the GPU's work.  (The input, when pinned, serves an
+ * output in place.)
+ */
+static gs_status
+gs_host_during_sort(void *arg, size_t out_n, gs_error *err)
+{
+	gs_host_transfer *h = (gs_host_transfer *) arg;
+	const gs_host_sort_job *job = h->job;
+	gs_status	s = GS_OK;
+
+	if (job->output != NULL && h->t_keys == GS_TRANSFER_REGISTER && !(job->output == job->input && h->reg_input))
+		s = gs_register(job->output, out_n * gs_type_size(job->type), &h->reg_output, err);
+	if (s == GS_OK && job->perm != NULL && h->t_perm == GS_TRANSFER_REGISTER)
+		s = gs_register(job->perm, out_n * sizeof(uint32_t), &h->reg_perm, err);
+	return s;
+}
+
+/* Copy out, straight into the caller's arrays. */
+static gs_status
+gs_host_copy_out(void *arg, const void *keys, size_t key_bytes, const void *perm, size_t perm_bytes,
+				 gs_error *err)
+{
+	gs_host_transfer *h = (gs_host_transfer *) arg;
+	const gs_host_sort_job *job = h->job;
+	gs_status	s = GS_OK;
+
+	if (keys != NULL)
+		s = gs_from_device(job->output, keys, key_bytes, h->t_keys,
+						   h->reg_output || (job->output == job->input && h->reg_input),
+						   job->interrupt, job->interrupt_arg, err);
+	if (s == GS_OK && perm != NULL)
+		s = gs_from_device(job->perm, perm, perm_bytes, h->t_perm, h->reg_perm,
+						   job->interrupt, job->interrupt_arg, err);
+	return s;
+}
+
+/* Unpinning is part of the copy's cost. */
+static void
+gs_host_finish(void *arg)
+{
+	gs_host_transfer *h = (gs_host_transfer *) arg;
+
+	gs_unregister_all(h->job, &h->reg_input, &h->reg_output, &h->reg_perm);
+}
+
+static bool
+gs_host_interrupted(void *arg)
+{
+	const gs_host_sort_job *job = ((gs_host_transfer *) arg)->job;
+
+	return gs_poll(job->interrupt, job->interrupt_arg);
+}
+
+/* n <= 1: sorted already; no device memory, no transfers. */
+static void
+gs_host_sort_trivial(const gs_host_sort_job *job)
+{
+	if (job->n == 1 && job->output != NULL && job->output != job->input)
+		memcpy(job->output, job->input, gs_type_size(job->type));
+	if (job->n == 1 && job->perm != NULL)
+		job->perm[0] = 0;
+}
+
+/* n > 1 on the opened device. */
+static gs_status
+gs_host_sort_run(const gs_host_sort_job *job, double start, gs_run_report *rep, gs_error *err)
+{
+	gs_host_transfer h;
+	gs_job_transfer t;
+	gs_job		j;
+	size_t		out_n;
+
+	memset(&j, 0, sizeof(j));
+	j.type = job->type;
+	j.algorithm = job->algorithm;
+	j.n = job->n;
+	j.limit = job->limit < job->n ? job->limit : 0;
+	j.descending = job->descending;
+	j.want_keys = job->output != NULL;
+	j.want_perm = job->perm != NULL;
+	j.max_device_bytes = job->max_device_bytes;
+	out_n = j.limit > 0 ? j.limit : j.n;
+
+	memset(&h, 0, sizeof(h));
+	h.job = job;
+	h.t_keys = gs_choose_transfer(out_n * gs_type_size(job->type), true);
+	h.t_perm = gs_choose_transfer(out_n * sizeof(uint32_t), true);
+
+	memset(&t, 0, sizeof(t));
+	t.stream = gs_device_stream();
+	t.timing[0] = gs_device_timing_event(0);
+	t.timing[1] = gs_device_timing_event(1);
+	t.arg = &h;
+	t.acquire = gs_host_acquire;
+	t.release = gs_host_release;
+	t.copy_in = gs_host_copy_in;
+	t.during_sort = gs_host_during_sort;
+	t.copy_out = gs_host_copy_out;
+	t.finish = gs_host_finish;
+	t.interrupted = gs_host_interrupted;
+	return gs_job_run(&j, &t, start, rep, err);
+}
+
 gs_status
 gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 {
 	double		start = gs_clock_ms();
 	gs_run_report rep;
-	gs_layout	l;
-	gs_gpu_sort_args a;
-	gs_gpu_topk_args ta;
-	bool		topk;
-	size_t		out_n;
-	gs_transfer t_in,
-				t_keys,
-				t_perm;
-	cudaStream_t stream;
-	float		sort_device_ms = 0;
-	char	   *base = NULL;
-	size_t		w,
-				key_total;
-	bool		reg_input = false,
-				reg_output = false,
-				reg_perm = false,
-				pool_taken = false;
-	bool		injected;
-	cudaError_t e;
 	gs_status	s;
 
 	memset(&rep, 0, sizeof(rep));
@@ -509,194 +506,14 @@ gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 	s = gs_check_job(job, err);
 	if (s == GS_OK)
 		s = gs_device_open(job->device_id, err);
-	if (s != GS_OK)
-		goto out;
-	rep.device = job->device_id;
-	w = gs_type_size(job->type);
-	key_total = job->n * w;
-	stream = gs_device_stream();
-
-	/* Nothing to sort: no device memory, no transfers. */
-	if (job->n <= 1)
+	if (s == GS_OK)
 	{
-		if (job->n == 1 && job->output != NULL && job->output != job->input)
-			memcpy(job->output, job->input, w);
-		if (job->n == 1 && job->perm != NULL)
-			job->perm[0] = 0;
-		goto out;
+		rep.device = job->device_id;
+		if (job->n <= 1)
+			gs_host_sort_trivial(job);
+		else
+			s = gs_host_sort_run(job, start, &rep, err);
 	}
-
-	topk = job->limit > 0 && job->limit < job->n;
-	out_n = topk ? job->limit : job->n;
-	if (topk)
-		s = gs_plan_topk(job, &l, &ta, err);
-	else
-		s = gs_plan(job->type, job->algorithm, job->n, job->perm != NULL, &l, err);
-	if (s != GS_OK)
-		goto out;
-	if (job->max_device_bytes != 0 && l.total > job->max_device_bytes)
-	{
-		s = gs_fail(err, GS_ERR_MEMORY_LIMIT,
-					"the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
-					l.total / 1048576.0, job->max_device_bytes / 1048576.0);
-		goto out;
-	}
-	s = gs_pool_acquire(l.total, job->max_device_bytes, (void **) &base, err);
-	if (s != GS_OK)
-		goto out;
-	pool_taken = true;
-	rep.device_bytes = l.total;
-
-	memset(&a, 0, sizeof(a));
-	if (!topk)
-		gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->perm != NULL,
-					   stream, &a);
-	else
-	{
-		/* the input, the k keys and positions out, the select's scratch (gs_plan_topk) */
-		ta.keys_in = base;
-		ta.keys_out = job->output != NULL ? base + l.key_bytes : NULL;
-		ta.positions_out = job->perm != NULL ?
-			(uint32_t *) (base + l.key_bytes + gs_align_up(job->limit * w)) : NULL;
-		ta.temp = base + l.key_bytes + l.value_bytes;
-		ta.temp_bytes = l.temp_bytes;
-		ta.stream = stream;
-	}
-
-	/* Copy in. */
-	t_in = gs_choose_transfer(key_total, false);
-	t_keys = gs_choose_transfer(out_n * w, true);
-	t_perm = gs_choose_transfer(out_n * sizeof(uint32_t), true);
-	gs_last_transfer = t_in;
-	if (t_in == GS_TRANSFER_REGISTER)
-	{
-		s = gs_register(job->input, key_total, &reg_input, err);
-		if (s != GS_OK)
-			goto out;
-	}
-	if (job->perm != NULL && !topk)
-	{
-		e = GS_RT_CALL(gs_launch_iota(a.values[0], job->n, stream), injected);
-		if (e != cudaSuccess)
-		{
-			s = gs_runtime_fail(err, e, injected, "could not launch the argsort payload kernel",
-								gs_device_stream());
-			goto out;
-		}
-	}
-	s = gs_to_device(topk ? (void *) ta.keys_in : a.keys[0], job->input, key_total, t_in, reg_input,
-					 job->interrupt, job->interrupt_arg, err);
-	if (s != GS_OK)
-		goto out;
-	rep.copy_in_ms = gs_clock_ms() - start;
-
-	/* Sort, timed on the device. */
-	if (gs_poll(job->interrupt, job->interrupt_arg))
-	{
-		s = gs_fail(err, GS_ERR_INTERRUPTED, "interrupted before the sort");
-		goto out;
-	}
-	e = GS_RT_CALL(cudaEventRecord(gs_device_timing_event(0), stream), injected);
-	if (e != cudaSuccess)
-	{
-		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event", gs_device_stream());
-		goto out;
-	}
-	if (topk)
-	{
-		s = gs_gpu_topk(&ta, err);
-		rep.algorithm = ta.algorithm_used;
-	}
-	else
-	{
-		s = gs_gpu_sort(&a, err);
-		rep.algorithm = a.algorithm_used;
-	}
-	if (s != GS_OK)
-	{
-		if (s == GS_ERR_CUDA)
-			s = gs_context_check(s, err, gs_device_stream());	/* gs_gpu_sort named the error; did the context survive it? */
-		goto out;
-	}
-	e = GS_RT_CALL(cudaEventRecord(gs_device_timing_event(1), stream), injected);
-	if (e != cudaSuccess)
-	{
-		s = gs_runtime_fail(err, e, injected, "could not record a CUDA event", gs_device_stream());
-		goto out;
-	}
-
-	/*
-	 * gs_gpu_sort returns once its passes are queued: pin the output arrays
-	 * while they run, so that this CPU share of the copy out overlaps the
-	 * GPU's work.  (The input, when pinned, serves an output in place.)
-	 */
-	if (job->output != NULL && t_keys == GS_TRANSFER_REGISTER && !(job->output == job->input && reg_input))
-		s = gs_register(job->output, out_n * w, &reg_output, err);
-	if (s == GS_OK && job->perm != NULL && t_perm == GS_TRANSFER_REGISTER)
-		s = gs_register(job->perm, out_n * sizeof(uint32_t), &reg_perm, err);
-	if (s != GS_OK)
-		goto out;
-	e = GS_RT_CALL(cudaEventSynchronize(gs_device_timing_event(1)), injected);
-	if (e == cudaSuccess)
-		e = GS_RT_CALL(cudaEventElapsedTime(&sort_device_ms, gs_device_timing_event(0),
-											gs_device_timing_event(1)), injected);
-	if (e != cudaSuccess)
-	{
-		s = gs_runtime_fail(err, e, injected, "the sort failed on the device", gs_device_stream());
-		goto out;
-	}
-	if (gs_poll(job->interrupt, job->interrupt_arg))
-	{
-		s = gs_fail(err, GS_ERR_INTERRUPTED, "interrupted after the sort");
-		goto out;
-	}
-
-	/* Copy out, straight into the caller's arrays. */
-	if (job->output != NULL)
-	{
-		s = gs_from_device(job->output, topk ? ta.keys_out : a.keys[a.result_selector], out_n * w, t_keys,
-						   reg_output || (job->output == job->input && reg_input),
-						   job->interrupt, job->interrupt_arg, err);
-		if (s != GS_OK)
-			goto out;
-	}
-	if (job->perm != NULL)
-	{
-		s = gs_from_device(job->perm, topk ? ta.positions_out : a.values[a.result_selector],
-						   out_n * sizeof(uint32_t), t_perm,
-						   reg_perm, job->interrupt, job->interrupt_arg, err);
-		if (s != GS_OK)
-			goto out;
-	}
-
-	/* Unpinning is part of the copy's cost. */
-	gs_unregister_all(job, &reg_input, &reg_output, &reg_perm);
-
-	/*
-	 * The sort's own time is its device time; the copy out is the rest of
-	 * the call after the copy in (pinning the outputs, which overlapped the
-	 * sort, the DMA, unpinning), so that the three add up to the call.
-	 */
-	rep.sort_ms = sort_device_ms;
-	rep.copy_out_ms = gs_clock_ms() - start - rep.copy_in_ms - rep.sort_ms;
-	if (rep.copy_out_ms < 0)
-		rep.copy_out_ms = 0;
-
-out:
-
-	/*
-	 * Whatever happened, leave no copy in flight into memory we are about to
-	 * hand back or unpin, and keep the pool within its cap.  (A broken
-	 * context answers these with errors, which change nothing here.)
-	 */
-	if (s != GS_OK && rep.device >= 0)
-	{
-		(void) cudaStreamSynchronize(gs_device_stream());
-		(void) cudaGetLastError();
-	}
-	gs_unregister_all(job, &reg_input, &reg_output, &reg_perm);
-	if (pool_taken)
-		gs_pool_end_call();
 	rep.total_ms = gs_clock_ms() - start;
 	if (report != NULL)
 		*report = rep;

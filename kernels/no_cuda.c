@@ -93,6 +93,13 @@ gs_host_sort_device_bytes(gs_type type, gs_algorithm algorithm, size_t n, bool a
 	return 0;
 }
 
+size_t
+gs_stream_job_device_bytes(const gs_stream_job *job)
+{
+	(void) job;
+	return 0;
+}
+
 gs_status
 gs_host_sort(const gs_host_sort_job *job, gs_run_report *report, gs_error *err)
 {

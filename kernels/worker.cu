@@ -6,10 +6,14 @@
  * workers sort at once on one device and small jobs never wait for a large
  * one's allocation.
  *
- * The data stream through a ring of pinned host buffers that the caller
- * fills and drains (gs_stream_io): input chunk i is copied to the device as
- * soon as it is ready while the caller writes chunk i + 1, and output chunks
- * likewise, so the host copies on the caller's side overlap the DMA.
+ * A job runs through the job core of host_job.cu, as gs_host_sort's do:
+ * a sort, or for one that wants only the first limit of the order the radix
+ * select (gs_gpu_topk), streaming out only those.  What is the worker's own
+ * is the transfer: the data stream through a ring of pinned host buffers
+ * that the caller fills and drains (gs_stream_io): input chunk i is copied to
+ * the device as soon as it is ready while the caller writes chunk i + 1, and
+ * output chunks likewise, so the host copies on the caller's side overlap
+ * the DMA.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,18 +38,6 @@ struct gs_worker
 	cudaEvent_t timing[2];
 	size_t		device_bytes;	/* held by the job in progress */
 };
-
-/* A checked CUDA call of the worker, through the fault hook. */
-#define GS_W_CHECK(call, what) \
-	do { \
-		bool		gs_inj_; \
-		cudaError_t gs_e_ = GS_RT_CALL((call), gs_inj_); \
-		if (gs_e_ != cudaSuccess) \
-		{ \
-			s = gs_runtime_fail(err, gs_e_, gs_inj_, (what), w->stream); \
-			goto out; \
-		} \
-	} while (0)
 
 gs_status
 gs_worker_create(int id, gs_worker **worker, gs_error *err)
@@ -158,6 +150,32 @@ gs_device_pool_keep(int id, size_t keep_bytes, gs_error *err)
 	return GS_OK;
 }
 
+/* The job core's view of a stream job (host_job.cu). */
+static void
+gs_stream_job_core(const gs_stream_job *job, gs_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->type = job->type;
+	j->algorithm = job->algorithm;
+	j->n = job->n;
+	j->limit = job->limit < job->n ? job->limit : 0;
+	j->descending = job->descending;
+	j->want_keys = job->want_keys;
+	j->want_perm = job->want_perm;
+	j->max_device_bytes = job->max_device_bytes;
+}
+
+size_t
+gs_stream_job_device_bytes(const gs_stream_job *job)
+{
+	gs_job		j;
+
+	if (job == NULL)
+		return 0;
+	gs_stream_job_core(job, &j);
+	return gs_job_device_bytes(&j);
+}
+
 /*
  * A stream of bytes in up to two device segments (keys, then positions): the
  * piece of chunk [off, off + len) that falls into each is copied with its own
@@ -201,131 +219,100 @@ gs_copy_segments(const gs_segments *seg, char *host, size_t off, size_t len, boo
 	return cudaSuccess;
 }
 
-gs_status
-gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
-			   gs_run_report *report, gs_error *err)
+/* The transfer's state: the worker and the caller's ring. */
+typedef struct gs_ring_transfer
 {
-	double		start = gs_clock_ms();
-	gs_run_report rep;
-	gs_layout	l;
-	gs_gpu_sort_args a;
-	gs_segments in,
-				outs;
-	char	   *base = NULL;
-	size_t		w_bytes,
-				out_n,
-				total,
-				chunks,
-				i;
-	float		sort_ms = 0;
-	bool		injected;
-	cudaError_t e;
-	gs_status	s = GS_OK;
+	gs_worker  *w;
+	const gs_stream_io *io;
+} gs_ring_transfer;
 
-	memset(&rep, 0, sizeof(rep));
-	rep.device = w->device;
-	rep.algorithm = job->algorithm;
-	w_bytes = gs_type_size(job->type);
-	if (w_bytes == 0 || job->n < 2 || io->slots < 2 || io->slots > GS_WORKER_MAX_SLOTS ||
-		io->chunk_bytes == 0 || (!job->want_keys && !job->want_perm) ||
-		(job->want_perm && job->n > (size_t) UINT32_MAX))
-	{
-		s = gs_fail(err, GS_ERR_INVALID_ARGUMENT, "invalid stream job");
-		goto done;
-	}
+/* Device memory from the device's stream-ordered pool, on the worker's stream. */
+static gs_status
+gs_ring_acquire(void *arg, size_t bytes, size_t limit, char **base, gs_error *err)
+{
+	gs_worker  *w = ((gs_ring_transfer *) arg)->w;
 
-	s = gs_plan(job->type, job->algorithm, job->n, job->want_perm, &l, err);
-	if (s != GS_OK)
-		goto done;
-	if (job->max_device_bytes != 0 && l.total > job->max_device_bytes)
-	{
-		s = gs_fail(err, GS_ERR_MEMORY_LIMIT,
-					"the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
-					l.total / 1048576.0, job->max_device_bytes / 1048576.0);
-		goto done;
-	}
+	(void) limit;				/* gs_job_run checked the plan against it */
+	GS_RT_CHECK(cudaMallocAsync((void **) base, bytes, w->stream), "could not allocate device memory", w->stream);
+	w->device_bytes = bytes;
+	return GS_OK;
+}
 
-	e = GS_RT_CALL(cudaMallocAsync((void **) &base, l.total, w->stream), injected);
-	if (e != cudaSuccess)
-	{
-		base = NULL;
-		s = gs_runtime_fail(err, e, injected, "could not allocate device memory", w->stream);
-		goto done;
-	}
-	w->device_bytes = l.total;
-	rep.device_bytes = l.total;
+static void
+gs_ring_release(void *arg, char *base)
+{
+	gs_worker  *w = ((gs_ring_transfer *) arg)->w;
 
-	gs_layout_args(&l, base, job->type, job->algorithm, job->n, job->descending, job->want_perm,
-				   w->stream, &a);
+	(void) cudaFreeAsync(base, w->stream);
+	(void) cudaStreamSynchronize(w->stream);
+	(void) cudaGetLastError();
+	w->device_bytes = 0;
+}
 
-	if (job->want_perm)
-		GS_W_CHECK(gs_launch_iota(a.values[0], job->n, w->stream), "could not launch the argsort payload kernel");
+/*
+ * Copy in: chunk i goes to the device as soon as the producer has it; its
+ * slot is handed back once the copy is done, one chunk later, so one copy
+ * is always queued while the producer writes the next.
+ */
+static gs_status
+gs_ring_copy_in(void *arg, void *dev, size_t bytes, gs_error *err)
+{
+	gs_worker  *w = ((gs_ring_transfer *) arg)->w;
+	const gs_stream_io *io = ((gs_ring_transfer *) arg)->io;
+	size_t		chunks = (bytes + io->chunk_bytes - 1) / io->chunk_bytes;
+	gs_segments in;
 
-	/*
-	 * Copy in: chunk i goes to the device as soon as the producer has it;
-	 * its slot is handed back once the copy is done, one chunk later, so one
-	 * copy is always queued while the producer writes the next.
-	 */
 	in.count = 1;
-	in.ptr[0] = (char *) a.keys[0];
-	in.bytes[0] = job->n * w_bytes;
-	total = in.bytes[0];
-	chunks = (total + io->chunk_bytes - 1) / io->chunk_bytes;
-	for (i = 0; i < chunks; i++)
+	in.ptr[0] = (char *) dev;
+	in.bytes[0] = bytes;
+	for (size_t i = 0; i < chunks; i++)
 	{
 		size_t		off = i * io->chunk_bytes;
-		size_t		len = total - off < io->chunk_bytes ? total - off : io->chunk_bytes;
+		size_t		len = bytes - off < io->chunk_bytes ? bytes - off : io->chunk_bytes;
 		int			slot = (int) (i % io->slots);
 
 		if (!io->input_ready(io->arg, i))
-		{
-			s = gs_fail(err, GS_ERR_INTERRUPTED, "the job was withdrawn while its input was copied");
-			goto out;
-		}
-		GS_W_CHECK(gs_copy_segments(&in, io->ring + (size_t) slot * io->chunk_bytes, off, len, true, w->stream),
-				   "could not copy to the device");
-		GS_W_CHECK(cudaEventRecord(w->slot_events[slot], w->stream), "could not record a CUDA event");
+			return gs_fail(err, GS_ERR_INTERRUPTED, "the job was withdrawn while its input was copied");
+		GS_RT_CHECK(gs_copy_segments(&in, io->ring + (size_t) slot * io->chunk_bytes, off, len, true, w->stream),
+					"could not copy to the device", w->stream);
+		GS_RT_CHECK(cudaEventRecord(w->slot_events[slot], w->stream), "could not record a CUDA event", w->stream);
 		if (i > 0)
 		{
-			GS_W_CHECK(cudaEventSynchronize(w->slot_events[(i - 1) % io->slots]), "could not copy to the device");
+			GS_RT_CHECK(cudaEventSynchronize(w->slot_events[(i - 1) % io->slots]), "could not copy to the device",
+						w->stream);
 			io->input_done(io->arg, i - 1);
 		}
 	}
-	GS_W_CHECK(cudaStreamSynchronize(w->stream), "could not copy to the device");
+	GS_RT_CHECK(cudaStreamSynchronize(w->stream), "could not copy to the device", w->stream);
 	io->input_done(io->arg, chunks - 1);
-	rep.copy_in_ms = gs_clock_ms() - start;
+	return GS_OK;
+}
 
-	/* Sort, timed on the device. */
-	GS_W_CHECK(cudaEventRecord(w->timing[0], w->stream), "could not record a CUDA event");
-	s = gs_gpu_sort(&a, err);
-	rep.algorithm = a.algorithm_used;
-	if (s != GS_OK)
-	{
-		if (s == GS_ERR_CUDA)
-			s = gs_context_check(s, err, w->stream);
-		goto out;
-	}
-	GS_W_CHECK(cudaEventRecord(w->timing[1], w->stream), "could not record a CUDA event");
-	GS_W_CHECK(cudaEventSynchronize(w->timing[1]), "the sort failed on the device");
-	GS_W_CHECK(cudaEventElapsedTime(&sort_ms, w->timing[0], w->timing[1]), "could not time the sort");
-	rep.sort_ms = sort_ms;
+/* Copy out: the keys, then the positions, as one stream, chunk by chunk. */
+static gs_status
+gs_ring_copy_out(void *arg, const void *keys, size_t key_bytes, const void *perm, size_t perm_bytes,
+				 gs_error *err)
+{
+	gs_worker  *w = ((gs_ring_transfer *) arg)->w;
+	const gs_stream_io *io = ((gs_ring_transfer *) arg)->io;
+	gs_segments outs;
+	size_t		total,
+				chunks;
 
-	/* Copy out: the keys, then the positions, as one stream; a limit cuts both. */
-	out_n = (job->limit > 0 && job->limit < job->n) ? job->limit : job->n;
 	outs.count = 0;
-	if (job->want_keys)
+	if (keys != NULL)
 	{
-		outs.ptr[outs.count] = (char *) a.keys[a.result_selector];
-		outs.bytes[outs.count++] = out_n * w_bytes;
+		outs.ptr[outs.count] = (char *) keys;
+		outs.bytes[outs.count++] = key_bytes;
 	}
-	if (job->want_perm)
+	if (perm != NULL)
 	{
-		outs.ptr[outs.count] = (char *) a.values[a.result_selector];
-		outs.bytes[outs.count++] = out_n * sizeof(uint32_t);
+		outs.ptr[outs.count] = (char *) perm;
+		outs.bytes[outs.count++] = perm_bytes;
 	}
 	total = outs.bytes[0] + (outs.count > 1 ? outs.bytes[1] : 0);
 	chunks = (total + io->chunk_bytes - 1) / io->chunk_bytes;
-	for (i = 0; i < chunks + 1; i++)
+	for (size_t i = 0; i < chunks + 1; i++)
 	{
 		/* step i: issue chunk i, then hand over chunk i - 1 once it has landed */
 		if (i < chunks)
@@ -335,39 +322,56 @@ gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
 			int			slot = (int) (i % io->slots);
 
 			if (!io->output_free(io->arg, i))
-			{
-				s = gs_fail(err, GS_ERR_INTERRUPTED, "the job was withdrawn while its output was copied");
-				goto out;
-			}
-			GS_W_CHECK(gs_copy_segments(&outs, io->ring + (size_t) slot * io->chunk_bytes, off, len, false,
-										w->stream), "could not copy from the device");
-			GS_W_CHECK(cudaEventRecord(w->slot_events[slot], w->stream), "could not record a CUDA event");
+				return gs_fail(err, GS_ERR_INTERRUPTED, "the job was withdrawn while its output was copied");
+			GS_RT_CHECK(gs_copy_segments(&outs, io->ring + (size_t) slot * io->chunk_bytes, off, len, false,
+										 w->stream), "could not copy from the device", w->stream);
+			GS_RT_CHECK(cudaEventRecord(w->slot_events[slot], w->stream), "could not record a CUDA event",
+						w->stream);
 		}
 		if (i > 0)
 		{
-			GS_W_CHECK(cudaEventSynchronize(w->slot_events[(i - 1) % io->slots]), "could not copy from the device");
+			GS_RT_CHECK(cudaEventSynchronize(w->slot_events[(i - 1) % io->slots]),
+						"could not copy from the device", w->stream);
 			io->output_ready(io->arg, i - 1);
 		}
 	}
+	return GS_OK;
+}
 
-out:
-	if (s != GS_OK)
+gs_status
+gs_worker_sort(gs_worker *w, const gs_stream_job *job, const gs_stream_io *io,
+			   gs_run_report *report, gs_error *err)
+{
+	double		start = gs_clock_ms();
+	gs_run_report rep;
+	gs_ring_transfer r;
+	gs_job_transfer t;
+	gs_job		j;
+	gs_status	s;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.device = w->device;
+	rep.algorithm = job->algorithm;
+	if (gs_type_size(job->type) == 0 || job->n < 2 || io->slots < 2 || io->slots > GS_WORKER_MAX_SLOTS ||
+		io->chunk_bytes == 0 || (!job->want_keys && !job->want_perm) ||
+		(job->want_perm && job->n > (size_t) UINT32_MAX))
+		s = gs_fail(err, GS_ERR_INVALID_ARGUMENT, "invalid stream job");
+	else
 	{
-		(void) cudaStreamSynchronize(w->stream);
-		(void) cudaGetLastError();
+		gs_stream_job_core(job, &j);
+		r.w = w;
+		r.io = io;
+		memset(&t, 0, sizeof(t));
+		t.stream = w->stream;
+		t.timing[0] = w->timing[0];
+		t.timing[1] = w->timing[1];
+		t.arg = &r;
+		t.acquire = gs_ring_acquire;
+		t.release = gs_ring_release;
+		t.copy_in = gs_ring_copy_in;
+		t.copy_out = gs_ring_copy_out;
+		s = gs_job_run(&j, &t, start, &rep, err);
 	}
-	if (base != NULL)
-	{
-		(void) cudaFreeAsync(base, w->stream);
-		(void) cudaStreamSynchronize(w->stream);
-		(void) cudaGetLastError();
-	}
-	w->device_bytes = 0;
-	if (s == GS_OK)
-		rep.copy_out_ms = gs_clock_ms() - start - rep.copy_in_ms - rep.sort_ms;
-	if (rep.copy_out_ms < 0)
-		rep.copy_out_ms = 0;
-done:
 	rep.total_ms = gs_clock_ms() - start;
 	if (report != NULL)
 		*report = rep;

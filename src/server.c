@@ -333,6 +333,20 @@ out:
 }
 #endif
 
+/* The job a slot describes, as gs_worker_sort takes it (max_device_bytes aside). */
+static void
+slot_stream_job(const GpusortJobSlot *slot, gs_stream_job *job)
+{
+	memset(job, 0, sizeof(*job));
+	job->type = slot->type;
+	job->algorithm = slot->algorithm;
+	job->n = slot->n;
+	job->limit = slot->limit;
+	job->descending = slot->descending;
+	job->want_keys = slot->want_keys;
+	job->want_perm = slot->want_perm;
+}
+
 static gs_status
 run_job(Worker *w, int slot_index, uint64 seq)
 {
@@ -344,14 +358,7 @@ run_job(Worker *w, int slot_index, uint64 seq)
 	gs_error	err;
 	gs_status	status;
 
-	memset(&job, 0, sizeof(job));
-	job.type = slot->type;
-	job.algorithm = slot->algorithm;
-	job.n = slot->n;
-	job.limit = slot->limit;
-	job.descending = slot->descending;
-	job.want_keys = slot->want_keys;
-	job.want_perm = slot->want_perm;
+	slot_stream_job(slot, &job);
 	job.max_device_bytes = slot->reserved_bytes;
 
 	a.slot = slot;
@@ -525,17 +532,40 @@ injection_holds_queue(void)
 }
 #endif
 
-/* The device memory a job reserves of its device's budget. */
+/* The elements a job's output holds: the first limit, or all n. */
+static Size
+slot_out_n(const GpusortJobSlot *slot)
+{
+	return slot->limit > 0 && slot->limit < slot->n ? slot->limit : slot->n;
+}
+
+/*
+ * The device memory a job reserves of its device's budget: what the sort,
+ * or for a limited job the select, takes on the device.
+ */
 static Size
 job_device_bytes(const GpusortJobSlot *slot)
 {
+	gs_stream_job job;
+
 #ifdef GS_INJECTION_POINTS
-	/* the CPU stand-in's: the keys and the CPU sort's scratch */
+	/*
+	 * The CPU stand-in's: the keys and the CPU sort's scratch; for a limited
+	 * job the CPU top-k's scratch and the output instead.
+	 */
 	if (cpu_device)
-		return slot->n * gs_type_size(slot->type) +
-			gs_cpu_scratch_bytes(slot->type, slot->n, slot->want_perm);
+	{
+		Size		w = gs_type_size(slot->type);
+
+		if (slot_out_n(slot) == slot->n)
+			return slot->n * w + gs_cpu_scratch_bytes(slot->type, slot->n, slot->want_perm);
+		return slot->n * w +
+			gs_cpu_topk_scratch_bytes(slot->type, slot->n, slot->limit, slot->want_perm) +
+			slot->limit * ((slot->want_keys ? w : 0) + (slot->want_perm ? sizeof(uint32) : 0));
+	}
 #endif
-	return gs_host_sort_device_bytes(slot->type, slot->algorithm, slot->n, slot->want_perm);
+	slot_stream_job(slot, &job);
+	return gs_stream_job_device_bytes(&job);
 }
 
 static Worker *
@@ -633,9 +663,10 @@ admit_jobs(void)
 		if (best < 0)
 			break;				/* the oldest job waits for memory or a worker */
 
+		/* the ring holds the input stream, then the output stream (the first limit) */
 		stream_bytes = Max(slot->n * gs_type_size(slot->type),
-						   (slot->want_keys ? slot->n * gs_type_size(slot->type) : 0) +
-						   (slot->want_perm ? slot->n * sizeof(uint32) : 0));
+						   (slot->want_keys ? slot_out_n(slot) * gs_type_size(slot->type) : 0) +
+						   (slot->want_perm ? slot_out_n(slot) * sizeof(uint32) : 0));
 		region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
 		count = (int) gpusort_area_granules(region);
 		first = find_region(count);

@@ -521,10 +521,11 @@ test_pool_growth(void)
 
 /*
  * GPUSORT_FAULT_INJECT=N makes the N-th checked CUDA call of the runtime
- * fail: try N = 1, 2, ... until a sort makes fewer calls than N.
+ * fail: try N = 1, 2, ... until a sort makes fewer calls than N.  limit: 0
+ * for a whole sort, else the select of the first limit.
  */
 static void
-test_faults(gs_transfer t, size_t chunk, size_t n)
+test_faults(gs_transfer t, size_t chunk, size_t n, size_t limit)
 {
 	int			failed = 0,
 				k;
@@ -554,6 +555,7 @@ test_faults(gs_transfer t, size_t chunk, size_t n)
 		job.input = in;
 		job.output = out;
 		job.perm = perm;
+		job.limit = limit;
 		s = gs_host_sort(&job, &rep, &err);
 		unsetenv("GPUSORT_FAULT_INJECT");
 		if (s != GS_OK)
@@ -579,8 +581,8 @@ test_faults(gs_transfer t, size_t chunk, size_t n)
 		free(perm);
 	}
 	tap_check(s == GS_OK && failed >= 5 && clean && works,
-			  "%s: a fault at each of %d CUDA calls fails cleanly, the next call works",
-			  gs_transfer_name(t), failed);
+			  "%s%s: a fault at each of %d CUDA calls fails cleanly, the next call works",
+			  gs_transfer_name(t), limit ? " (a select)" : "", failed);
 	gs_host_sort_set_transfer(GS_TRANSFER_AUTO, 0);
 	gs_device_release();
 }
@@ -676,8 +678,9 @@ main(int argc, char **argv)
 	if (gs_fault_built())
 	{
 		test_pool_growth();
-		test_faults(GS_TRANSFER_STAGED, 1 << 18, 300000);
-		test_faults(GS_TRANSFER_REGISTER, 0, 300000);
+		test_faults(GS_TRANSFER_STAGED, 1 << 18, 300000, 0);
+		test_faults(GS_TRANSFER_REGISTER, 0, 300000, 0);
+		test_faults(GS_TRANSFER_STAGED, 1 << 18, 300000, 1000);
 	}
 	else
 		tap_note("SKIP pool growth on a short device and injected faults: "

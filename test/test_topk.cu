@@ -1,8 +1,9 @@
 /*
  * test_topk.cu: the GPU top-k against the CPU one (gs_cpu_topk, which
  * test_cpu_topk checks against the full stable sort), bit for bit, keys and
- * positions: gs_gpu_topk on device buffers and gs_host_sort with a limit,
- * every type and distribution of distributions.h, both directions, sizes
+ * positions: gs_gpu_topk on device buffers, gs_host_sort with a limit and
+ * gs_worker_sort with a limit (the GPU server's path, through a small ring
+ * of pinned chunks), every type and distribution of distributions.h, both directions, sizes
  * around the compaction's tiles and k from 1 to n - 1.  Timings of the
  * selection against the full GPU sort at 10^7 are printed as notes.  TAP;
  * skips everything when there is no CUDA device.
@@ -20,6 +21,12 @@
 #include "tap.h"
 
 static bool quick;
+
+/* A worker and its ring for the server's path (gs_worker_sort with a limit). */
+#define RING_CHUNK		((size_t) 16 << 10)
+#define RING_SLOTS		3
+static gs_worker *worker;
+static char *ring;
 
 #define CK(call) \
 	do { \
@@ -169,6 +176,133 @@ check_host(gs_type type, const void *input, size_t n, size_t k, bool desc,
 	return true;
 }
 
+/* The caller's side of a worker's stream: one input array, one output array. */
+typedef struct stream_side
+{
+	const char *in;
+	size_t		in_bytes;
+	char	   *out;
+	size_t		out_bytes;
+	bool		too_much;		/* an output chunk past out_bytes came */
+} stream_side;
+
+static bool
+side_input_ready(void *arg, size_t i)
+{
+	stream_side *s = (stream_side *) arg;
+	size_t		off = i * RING_CHUNK;
+
+	memcpy(ring + (i % RING_SLOTS) * RING_CHUNK, s->in + off,
+		   s->in_bytes - off < RING_CHUNK ? s->in_bytes - off : RING_CHUNK);
+	return true;
+}
+
+static void
+side_input_done(void *arg, size_t i)
+{
+	(void) arg;
+	(void) i;
+}
+
+static bool
+side_output_free(void *arg, size_t i)
+{
+	(void) arg;
+	(void) i;
+	return true;				/* side_output_ready drains each chunk at once */
+}
+
+static void
+side_output_ready(void *arg, size_t i)
+{
+	stream_side *s = (stream_side *) arg;
+	size_t		off = i * RING_CHUNK;
+
+	if (off >= s->out_bytes)
+	{
+		s->too_much = true;
+		return;
+	}
+	memcpy(s->out + off, ring + (i % RING_SLOTS) * RING_CHUNK,
+		   s->out_bytes - off < RING_CHUNK ? s->out_bytes - off : RING_CHUNK);
+}
+
+/*
+ * gs_worker_sort with a limit, as the GPU server runs it: keys only,
+ * positions only, and both (one stream: the k keys, then the k positions),
+ * into poisoned outputs with a guard.
+ */
+static bool
+check_worker(gs_type type, const void *input, size_t n, size_t k, bool desc,
+			 const void *want_keys, const uint32_t *want_perm, char *why, size_t whylen)
+{
+	size_t		w = gs_type_size(type);
+
+	for (int mode = 0; mode < 3; mode++)
+	{
+		bool		keys = mode != 1,
+					perm = mode != 0;
+		size_t		key_bytes = keys ? k * w : 0;
+		size_t		out_bytes = key_bytes + (perm ? k * sizeof(uint32_t) : 0);
+		unsigned char *out = (unsigned char *) xmalloc(out_bytes + 8);
+		gs_stream_job job;
+		gs_stream_io io;
+		stream_side side;
+		gs_run_report rep;
+		gs_error	err;
+		bool		ok = true;
+
+		memset(out, 0xA5, out_bytes + 8);
+		memset(&side, 0, sizeof(side));
+		side.in = (const char *) input;
+		side.in_bytes = n * w;
+		side.out = (char *) out;
+		side.out_bytes = out_bytes;
+		memset(&io, 0, sizeof(io));
+		io.ring = ring;
+		io.chunk_bytes = RING_CHUNK;
+		io.slots = RING_SLOTS;
+		io.input_ready = side_input_ready;
+		io.input_done = side_input_done;
+		io.output_free = side_output_free;
+		io.output_ready = side_output_ready;
+		io.arg = &side;
+		memset(&job, 0, sizeof(job));
+		job.type = type;
+		job.n = n;
+		job.limit = k;
+		job.descending = desc;
+		job.want_keys = keys;
+		job.want_perm = perm;
+		job.max_device_bytes = gs_stream_job_device_bytes(&job);
+		if (gs_worker_sort(worker, &job, &io, &rep, &err) != GS_OK)
+		{
+			snprintf(why, whylen, "worker mode %d: %.120s", mode, err.message);
+			ok = false;
+		}
+		else if (side.too_much)
+		{
+			snprintf(why, whylen, "worker mode %d: more output than k", mode);
+			ok = false;
+		}
+		else if ((keys && memcmp(out, want_keys, key_bytes) != 0) ||
+				 (perm && memcmp(out + key_bytes, want_perm, k * sizeof(uint32_t)) != 0))
+		{
+			snprintf(why, whylen, "worker mode %d: keys or positions differ (k=%zu)", mode, k);
+			ok = false;
+		}
+		else if (out[out_bytes] != 0xA5)
+		{
+			snprintf(why, whylen, "worker mode %d: written past k", mode);
+			ok = false;
+		}
+		free(out);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 static void
 check_case(gs_type type, gs_dist dist, size_t n, bool host)
 {
@@ -196,11 +330,13 @@ check_case(gs_type type, gs_dist dist, size_t n, bool host)
 			ok = check_device(type, input, n, k, d == 1, want_keys, want_perm, why, sizeof(why));
 			if (ok && host)
 				ok = check_host(type, input, n, k, d == 1, want_keys, want_perm, why, sizeof(why));
+			if (ok && host)
+				ok = check_worker(type, input, n, k, d == 1, want_keys, want_perm, why, sizeof(why));
 			free(want_keys);
 			free(want_perm);
 		}
 		tap_check(ok, "gpu topk %s %s %s n=%zu%s%s%s", gs_type_name(type), gs_dist_names[dist],
-				  d ? "desc" : "asc", n, host ? " (and host)" : "", ok ? "" : ": ", why);
+				  d ? "desc" : "asc", n, host ? " (and host, worker)" : "", ok ? "" : ": ", why);
 	}
 	free(input);
 }
@@ -333,8 +469,22 @@ main(int argc, char **argv)
 		tap_note("device 0: %s", err.message);
 		return tap_skip_all("device 0 cannot be opened");
 	}
+	if (gs_worker_create(0, &worker, &err) != GS_OK)
+	{
+		tap_note("worker on device 0: %s", err.message);
+		return tap_skip_all("no worker on device 0");
+	}
+	ring = (char *) xmalloc(RING_CHUNK * RING_SLOTS);
+	if (gs_host_pin(ring, RING_CHUNK * RING_SLOTS, &err) != GS_OK)
+	{
+		tap_note("ring: %s", err.message);
+		return tap_skip_all("the ring cannot be pinned");
+	}
 	test_sizes_distributions();
 	if (!quick)
 		test_timing();
+	gs_host_unpin(ring);
+	free(ring);
+	gs_worker_destroy(worker);
 	return tap_done();
 }

@@ -2,9 +2,13 @@
  * test_worker.cu: the workers of worker.cu (what the GPU server's threads
  * run) against the CPU sort, bit for bit: every type, both directions, keys
  * and argsort, sizes around the chunk and ring boundaries (input and output
- * streams of one chunk, several, and more than the ring holds), several
- * threads each with its own worker at once, jobs that want only the first
- * part of the order (a limit), a job withdrawn mid-stream, and the device
+ * streams of one chunk, several, and more than the ring holds) and the
+ * select's tile, several threads each with its own worker at once, jobs that
+ * want only the first limit of the order (the GPU select: limit 1, n - 1,
+ * n / 3 + 1; limit n and n + 7 are full sorts) into poisoned outputs that
+ * must not be written past the limit, each job's device memory limited to
+ * what gs_stream_job_device_bytes says (the select's below the sort's, and
+ * refused one byte under it), a job withdrawn mid-stream, and the device
  * memory given back after each job.  The ring is plain memory
  * pinned with gs_host_pin; the callbacks play the backend's part.  TAP; skips
  * everything when there is no CUDA device.
@@ -81,8 +85,11 @@ cb_output_ready(void *arg, size_t i)
 	size_t		off = i * s->chunk;
 	size_t		len = s->out_bytes - off < s->chunk ? s->out_bytes - off : s->chunk;
 
-	if (i != s->out_read)
-		s->order_ok = false;
+	if (i != s->out_read || off >= s->out_bytes)
+	{
+		s->order_ok = false;	/* out of order, or more output than the job's */
+		return;
+	}
 	memcpy(s->output + off, s->ring + (i % s->slots) * s->chunk, len);
 	s->out_read = i + 1;
 }
@@ -110,6 +117,165 @@ note_failure(thread_case *tc, const char *fmt, ...)
 	}
 }
 
+/* The arrays of one (type, size, direction): the input and the CPU's stable order of it. */
+typedef struct data_case
+{
+	gs_type		type;
+	size_t		n;
+	bool		desc;
+	char	   *in;
+	char	   *ref_keys;
+	uint32_t   *ref_perm;
+} data_case;
+
+/* The job's ring and callbacks around side s. */
+static void
+make_io(gs_stream_io *io, side *s)
+{
+	io->ring = s->ring;
+	io->chunk_bytes = s->chunk;
+	io->slots = s->slots;
+	io->input_ready = cb_input_ready;
+	io->input_done = cb_input_done;
+	io->output_free = cb_output_free;
+	io->output_ready = cb_output_ready;
+	io->arg = s;
+}
+
+/*
+ * One job of data case dc on worker w: keys or positions, the first limit
+ * (0 or >= n: all), with max_device_bytes what gs_stream_job_device_bytes
+ * says (as the server reserves it).  The output array is poisoned, with a
+ * guard after the out_n entries that must stay poisoned; it must equal the
+ * CPU's first out_n entries.
+ */
+static void
+run_job_case(thread_case *tc, gs_worker *w, char *ring, size_t chunk, int slots,
+			 const data_case *dc, bool argsort, size_t limit)
+{
+	const size_t guard = 64;
+	size_t		wb = gs_type_size(dc->type);
+	size_t		out_n = (limit > 0 && limit < dc->n) ? limit : dc->n;
+	size_t		out_bytes = out_n * (argsort ? 4 : wb);
+	unsigned char *out = (unsigned char *) malloc(out_bytes + guard);
+	gs_stream_job job;
+	gs_stream_io io;
+	side		s;
+	gs_run_report rep;
+	gs_error	err;
+	gs_status	st;
+
+	memset(out, 0xA5, out_bytes + guard);		/* poison */
+	memset(&s, 0, sizeof(s));
+	s.input = dc->in;
+	s.in_bytes = dc->n * wb;
+	s.output = (char *) out;
+	s.out_bytes = out_bytes;
+	s.ring = ring;
+	s.chunk = chunk;
+	s.slots = slots;
+	s.withdraw_at = (size_t) -1;
+	s.order_ok = true;
+	make_io(&io, &s);
+
+	memset(&job, 0, sizeof(job));
+	job.type = dc->type;
+	job.algorithm = GS_ALGO_AUTO;
+	job.n = dc->n;
+	job.limit = limit;
+	job.descending = dc->desc;
+	job.want_keys = !argsort;
+	job.want_perm = argsort;
+	job.max_device_bytes = gs_stream_job_device_bytes(&job);
+
+	tc->checks++;
+	st = gs_worker_sort(w, &job, &io, &rep, &err);
+	if (st != GS_OK)
+		note_failure(tc, "%s n=%zu limit=%zu %s: %s", gs_type_name(dc->type), dc->n, limit,
+					 argsort ? "argsort" : "keys", err.message);
+	else if (!s.order_ok)
+		note_failure(tc, "%s n=%zu limit=%zu: callbacks out of order or too much output",
+					 gs_type_name(dc->type), dc->n, limit);
+	else if (memcmp(out, argsort ? (char *) dc->ref_perm : dc->ref_keys, out_bytes) != 0)
+		note_failure(tc, "%s n=%zu limit=%zu %s %s: differs from the CPU sort",
+					 gs_type_name(dc->type), dc->n, limit, dc->desc ? "desc" : "asc",
+					 argsort ? "argsort" : "keys");
+	else if (out[out_bytes] != 0xA5 || memcmp(out + out_bytes, out + out_bytes + 1, guard - 1) != 0)
+		note_failure(tc, "%s n=%zu limit=%zu: written past the first %zu", gs_type_name(dc->type),
+					 dc->n, limit, out_n);
+	else if (s.out_read != (out_bytes + chunk - 1) / chunk)
+		note_failure(tc, "%s n=%zu limit=%zu: %zu output chunks, not %zu", gs_type_name(dc->type),
+					 dc->n, limit, s.out_read, (out_bytes + chunk - 1) / chunk);
+	else if (gs_worker_device_bytes(w) != 0)
+		note_failure(tc, "device memory held after the job");
+
+	/* withdrawn in the middle of the input: an interrupted job, then the next one is good */
+	if (dc->n > 3 * (chunk / wb) && !argsort && (limit == 0 || limit == 1))
+	{
+		s.in_written = 0;
+		s.out_read = 0;
+		s.withdraw_at = 2;
+		tc->checks++;
+		if (gs_worker_sort(w, &job, &io, &rep, &err) != GS_ERR_INTERRUPTED)
+			note_failure(tc, "withdrawn job (limit %zu) did not stop as interrupted", limit);
+		else if (gs_worker_device_bytes(w) != 0)
+			note_failure(tc, "device memory held after a withdrawn job");
+	}
+	free(out);
+}
+
+/*
+ * A limited job's device memory is the select's: less than the full sort's
+ * for a small limit of many keys, enough at exactly that size (run_job_case)
+ * and refused one byte below it.
+ */
+static void
+check_select_memory(thread_case *tc, gs_worker *w, char *ring, size_t chunk, int slots,
+					const data_case *dc, bool argsort)
+{
+	gs_stream_job job;
+	gs_stream_io io;
+	side		s;
+	gs_run_report rep;
+	gs_error	err;
+	size_t		select_bytes,
+				sort_bytes;
+	char		out[64];
+
+	memset(&job, 0, sizeof(job));
+	job.type = dc->type;
+	job.n = dc->n;
+	job.descending = dc->desc;
+	job.want_keys = !argsort;
+	job.want_perm = argsort;
+	sort_bytes = gs_stream_job_device_bytes(&job);
+	job.limit = 1;
+	select_bytes = gs_stream_job_device_bytes(&job);
+	tc->checks++;
+	if (select_bytes == 0 || select_bytes >= sort_bytes)
+	{
+		note_failure(tc, "%s n=%zu: the select's device memory %zu is not below the sort's %zu",
+					 gs_type_name(dc->type), dc->n, select_bytes, sort_bytes);
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	s.input = dc->in;
+	s.in_bytes = dc->n * gs_type_size(dc->type);
+	s.output = out;
+	s.out_bytes = argsort ? 4 : gs_type_size(dc->type);
+	s.ring = ring;
+	s.chunk = chunk;
+	s.slots = slots;
+	s.withdraw_at = (size_t) -1;
+	s.order_ok = true;
+	make_io(&io, &s);
+	job.max_device_bytes = select_bytes - 1;
+	tc->checks++;
+	if (gs_worker_sort(w, &job, &io, &rep, &err) != GS_ERR_MEMORY_LIMIT)
+		note_failure(tc, "%s n=%zu: a select one byte over its limit was not refused",
+					 gs_type_name(dc->type), dc->n);
+}
+
 /* One thread: its own worker and ring, many jobs. */
 static void *
 run_thread(void *arg)
@@ -117,10 +283,11 @@ run_thread(void *arg)
 	thread_case *tc = (thread_case *) arg;
 	const size_t chunk = 64 * 1024;
 	const int	slots = 4;
-	const size_t sizes_full[] = {2, 3, 1000, 16383, 16384, 16385, 65536, 65537, 300000, 1 << 20};
-	const size_t sizes_quick[] = {2, 3, 1000, 16385, 65537};
+	/* around one chunk of int4 (16384) and the ring, the select's tile (4096), odd sizes */
+	const size_t sizes_full[] = {2, 3, 1000, 4095, 4097, 16383, 16384, 16385, 65536, 65537, 300007, (1 << 20) + 3};
+	const size_t sizes_quick[] = {2, 3, 1000, 4097, 16385, 65537};
 	const size_t *sizes = quick ? sizes_quick : sizes_full;
-	size_t		nsizes = quick ? 5 : 10;
+	size_t		nsizes = quick ? 6 : 12;
 	gs_worker  *w;
 	gs_error	err;
 	char	   *ring;
@@ -140,89 +307,38 @@ run_thread(void *arg)
 
 	for (int t = 0; t < GS_NUM_TYPES; t++)
 		for (size_t si = 0; si < nsizes; si++)
-			for (int mode = 0; mode < 2; mode++)
+			for (int d = 0; d < 2; d++)
 			{
-				gs_type		type = (gs_type) t;
+				data_case	dc;
 				size_t		n = sizes[si];
-				size_t		wb = gs_type_size(type);
-				bool		desc = ((si + t + tc->index) % 2) == 1;
-				bool		argsort = mode == 1;
-				gs_dist		dist = (gs_dist) ((si + tc->index) % GS_NUM_DISTS);
-				char	   *in = (char *) malloc(n * wb);
-				char	   *ref_keys = (char *) malloc(n * wb);
-				uint32_t   *ref_perm = (uint32_t *) malloc(n * 4);
-				char	   *out = (char *) malloc(argsort ? n * 4 : n * wb);
-				void	   *scratch = malloc(gs_cpu_scratch_bytes(type, n, true));
-				gs_stream_job job;
-				gs_stream_io io;
-				side		s;
-				gs_run_report rep;
-				size_t		limit;
+				size_t		wb = gs_type_size((gs_type) t);
+				gs_dist		dist = (gs_dist) ((si + tc->index + d) % GS_NUM_DISTS);
+				void	   *scratch = malloc(gs_cpu_scratch_bytes((gs_type) t, n, true) + 1);
+				/* 0 and >= n: the whole order; else the select */
+				const size_t limits[] = {0, 1, n - 1, n / 3 + 1, n, n + 7};
+				size_t		nlimits = quick ? 5 : 6;
 
-				gs_fill(type, dist, in, n, 1000 + tc->index * 97 + si);
-				if (gs_cpu_argsort(type, in, n, desc, ref_perm, ref_keys, scratch, NULL, NULL, &err) != GS_OK)
+				dc.type = (gs_type) t;
+				dc.n = n;
+				dc.desc = d == 1;
+				dc.in = (char *) malloc(n * wb);
+				dc.ref_keys = (char *) malloc(n * wb);
+				dc.ref_perm = (uint32_t *) malloc(n * 4);
+				gs_fill(dc.type, dist, dc.in, n, 1000 + tc->index * 97 + si * 2 + d);
+				if (gs_cpu_argsort(dc.type, dc.in, n, dc.desc, dc.ref_perm, dc.ref_keys, scratch,
+								   NULL, NULL, &err) != GS_OK)
 					note_failure(tc, "cpu reference: %s", err.message);
 
-				memset(&s, 0, sizeof(s));
-				s.input = in;
-				s.in_bytes = n * wb;
-				s.output = out;
-				limit = (si % 3 == 2) ? n / 3 + 1 : 0;
-				s.out_bytes = (limit ? limit : n) * (argsort ? 4 : wb);
-				memset(out, 0xA5, s.out_bytes);		/* poison */
-				s.ring = ring;
-				s.chunk = chunk;
-				s.slots = slots;
-				s.withdraw_at = (size_t) -1;
-				s.order_ok = true;
-
-				memset(&job, 0, sizeof(job));
-				job.type = type;
-				job.algorithm = GS_ALGO_AUTO;
-				job.n = n;
-				job.limit = limit;
-				job.descending = desc;
-				job.want_keys = !argsort;
-				job.want_perm = argsort;
-
-				io.ring = ring;
-				io.chunk_bytes = chunk;
-				io.slots = slots;
-				io.input_ready = cb_input_ready;
-				io.input_done = cb_input_done;
-				io.output_free = cb_output_free;
-				io.output_ready = cb_output_ready;
-				io.arg = &s;
-
-				tc->checks++;
-				if (n < 2)
-					;
-				else if (gs_worker_sort(w, &job, &io, &rep, &err) != GS_OK)
-					note_failure(tc, "%s n=%zu %s: %s", gs_type_name(type), n, argsort ? "argsort" : "keys", err.message);
-				else if (!s.order_ok)
-					note_failure(tc, "%s n=%zu: callbacks out of order", gs_type_name(type), n);
-				else if (memcmp(out, argsort ? (char *) ref_perm : ref_keys, s.out_bytes) != 0)
-					note_failure(tc, "%s n=%zu limit=%zu %s %s: differs from the CPU sort",
-								 gs_type_name(type), n, limit, desc ? "desc" : "asc", argsort ? "argsort" : "keys");
-				else if (gs_worker_device_bytes(w) != 0)
-					note_failure(tc, "device memory held after the job");
-
-				/* withdrawn in the middle of the input: an interrupted job, then a good one */
-				if (n > 3 * (chunk / wb) && !argsort)
+				for (int mode = 0; mode < 2; mode++)
 				{
-					s.in_written = 0;
-					s.out_read = 0;
-					s.withdraw_at = 2;
-					tc->checks++;
-					if (gs_worker_sort(w, &job, &io, &rep, &err) != GS_ERR_INTERRUPTED)
-						note_failure(tc, "withdrawn job did not stop as interrupted");
-					else if (gs_worker_device_bytes(w) != 0)
-						note_failure(tc, "device memory held after a withdrawn job");
+					for (size_t li = 0; li < nlimits; li++)
+						run_job_case(tc, w, ring, chunk, slots, &dc, mode == 1, limits[li]);
+					if (n >= 65536)
+						check_select_memory(tc, w, ring, chunk, slots, &dc, mode == 1);
 				}
-				free(in);
-				free(ref_keys);
-				free(ref_perm);
-				free(out);
+				free(dc.in);
+				free(dc.ref_keys);
+				free(dc.ref_perm);
 				free(scratch);
 			}
 
