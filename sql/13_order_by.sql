@@ -104,8 +104,8 @@ SELECT q, ob_check(q, '') FROM unnest(ARRAY[
 -- LIMIT and OFFSET, subqueries, empty and all-equal inputs
 SELECT q, ob_check(q, '') FROM unnest(ARRAY[
 	'SELECT id, i4 FROM ob ORDER BY i4, id LIMIT 10000 OFFSET 100',
-	'SELECT i2 FROM ob ORDER BY i2 LIMIT 10',
-	'SELECT id, i2 FROM ob ORDER BY i2, id LIMIT 10',
+	'SELECT i2 FROM ob ORDER BY i2 LIMIT 12000',
+	'SELECT id, i2 FROM ob ORDER BY i2, id LIMIT 12000',
 	'SELECT id, i4 FROM ob ORDER BY i4 DESC, id OFFSET 19990',
 	'SELECT s.id, s.f4 FROM (SELECT * FROM ob ORDER BY f4, id OFFSET 0) s WHERE s.id % 3 = 0',
 	'SELECT i2, count(*) FROM (SELECT i2 FROM ob ORDER BY i2 OFFSET 0) s GROUP BY i2 ORDER BY i2',

@@ -204,14 +204,18 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
--- where Sort stays: keys of other types, too few rows for the threshold,
--- the node turned off
+-- where Sort stays: keys of other types, too few rows for the threshold, a
+-- small LIMIT, the node turned off
 SELECT ev_nodes('SELECT id FROM ev ORDER BY t') AS text_key,
 	   ev_nodes('SELECT id FROM ev ORDER BY (k, s)') AS record_key;
 SET gpusort.sort_node_min_rows = 10000;
 SET enable_hashagg = off;
 SELECT ev_nodes('SELECT k, count(*) FROM ev GROUP BY k') AS below_threshold;
 RESET enable_hashagg;
+-- a small constant LIMIT keeps Sort's top-N heap (at the default threshold)
+RESET gpusort.sort_node_min_rows;
+SELECT ev_nodes('SELECT k FROM ev ORDER BY k LIMIT 100') AS small_limit,
+	   ev_nodes('SELECT k FROM ev ORDER BY k LIMIT 20000') AS large_limit;
 SET gpusort.sort_node_min_rows = 0;
 SET gpusort.enable_sort = off;
 SELECT ev_nodes('SELECT id, row_number() OVER (ORDER BY k, id) FROM ev') AS turned_off;
