@@ -32,7 +32,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$GS_ROOT"
 
-pg= out= report= build=1
+pg='' out='' report='' build=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) pg=${2:?--pg needs a version}; shift 2 ;;
@@ -111,6 +111,7 @@ run_suite() {
 # planner puts the node on a plain ORDER BY.
 check_node() {
 	local name plan
+	# shellcheck disable=SC2086
 	for name in $(printf '%s\n' $settings | sed -nE 's/^(gpusort\.[a-z_]+)=.*/\1/p'); do
 		if [ "$(psql -XAtc "select count(*) from pg_settings where name = '$name'")" = 1 ]; then
 			echo "- run B: \`$name\` = $(psql -XAtc "show $name")" >>"$out/notes.md"
