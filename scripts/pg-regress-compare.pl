@@ -48,21 +48,30 @@ sub read_lines
 	return \@lines;
 }
 
-# The output lines of $out keyed by the number of the script line they follow
-# (0: before the first), through diff's line formats: E echoed, S script only, O output.
+# The output lines of $out keyed by the number of the last script line echoed
+# before them (0: none), through diff's line formats: E echoed, S script only,
+# O output.  The output's empty lines (psql's after each result) are kept out
+# of the matching, lest one stand for an empty script line and the next
+# echoed line pass for output.
 sub output_by_line
 {
 	my ($sql, $out) = @_;
-	my (%by_line, $k);
-	$k = 0;
+	my $lines = read_lines($out);
+	my %by_line;
+	my ($k, $echoed) = (0, 0);
+	my $masked = "$tmp/out";
+	open(my $fh, '>', $masked) or die "$masked: $!\n";
+	print $fh map { $_ eq '' ? "\001\n" : "$_\n" } @$lines;
+	close $fh;
 	open(my $diff, '-|', 'diff', '--old-line-format=S%c\'\012\'', '--new-line-format=O%L',
-		'--unchanged-line-format=E%c\'\012\'', $sql, $out) or die "diff: $!\n";
+		'--unchanged-line-format=E%c\'\012\'', $sql, $masked) or die "diff: $!\n";
 	while (my $line = <$diff>)
 	{
 		chomp $line;
 		my $kind = substr($line, 0, 1, '');
-		if ($kind eq 'O') { push @{ $by_line{$k} }, $line; }
-		else { $k++; }
+		$k++ if $kind ne 'O';
+		$echoed = $k if $kind eq 'E';
+		push @{ $by_line{$echoed} }, $line eq "\001" ? '' : $line if $kind eq 'O';
 	}
 	close $diff;
 	return \%by_line;
