@@ -1,15 +1,6 @@
 /*
- * sort_node.c: a custom plan node that replaces PostgreSQL's Sort for ORDER BY
- * on keys of the types gpusort sorts (int2, int4, int8, float4, float8, date,
- * timestamp, timestamptz).
- *
- * The planner hook offers it at UPPERREL_ORDERED over the cheapest input path
- * (and over the cheapest partial path under a Gather Merge) when every sort
- * key is a column of the input of a supported type sorted by its default
- * btree operator, ASC or DESC, NULLS FIRST or LAST, and the keys' ordered bits
- * fit in 128 bits with one NULL bit per key.  Its rows are its input's,
- * column for column: it never projects, and its keys are input columns by
- * position, found as Sort's are (a volatile key by its sortgroupref).
+ * sort_exec.c: the executor side of gpusort's sort node (sort_plan.c says
+ * where the planner puts it).
  *
  * The executor reads the child's tuples into memory, keeps each key as an
  * unsigned ordered value (keys.h's transforms, -0 and NaN payloads made equal
@@ -29,6 +20,7 @@
 
 #include "access/nbtree.h"
 #include "access/parallel.h"
+#include "common/int.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -58,46 +50,10 @@
 #include "utils/ruleutils.h"
 #include "utils/tuplesort.h"
 
+
 #include "gpusort_pg.h"
 #include "keys.h"
-
-/*
- * A pathkey's direction as a btree strategy; PostgreSQL 18 keeps it as a
- * CompareType (COMPARE_LT, COMPARE_GT) instead.
- */
-#if PG_VERSION_NUM >= 180000
-#define PATHKEY_STRATEGY(pk) \
-	((pk)->pk_cmptype == COMPARE_LT ? BTLessStrategyNumber : \
-	 (pk)->pk_cmptype == COMPARE_GT ? BTGreaterStrategyNumber : InvalidStrategy)
-#else
-#define PATHKEY_STRATEGY(pk) ((pk)->pk_strategy)
-#endif
-
-#define SORT_NODE_NAME "gpusort"
-
-/* every key's ordered bits plus one NULL bit each must fit in this */
-#define SORT_NODE_MAX_BITS 128
-
-bool		gpusort_enable_sort = true;
-
-static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
-
-/*
- * The plan's keys, kept in custom_private as five lists (one entry per key):
- * the column in the node's tuples (1-based), the type, the sort operator,
- * the collation, and the flags (bit 0 DESC, bit 1 NULLS FIRST).
- */
-enum
-{
-	PRIV_COLUMNS,
-	PRIV_TYPES,
-	PRIV_OPERATORS,
-	PRIV_COLLATIONS,
-	PRIV_FLAGS
-};
-
-#define KEY_DESC			1
-#define KEY_NULLS_FIRST		2
+#include "sort_node.h"
 
 typedef struct SortKeyInfo
 {
@@ -121,7 +77,8 @@ typedef struct SortNodeFigures
 	bool		tuplesort;		/* past work_mem: tuplesort's figures */
 	int			device;			/* -1 the CPU */
 	int			key_bits;
-	int64		rows;
+	int64		rows;			/* read from the input */
+	int64		bound;			/* the rows kept under a LIMIT, or -1 */
 	int64		memory;			/* bytes */
 	TuplesortInstrumentation tuplesort_stats;
 	double		extract_ms;
@@ -171,6 +128,23 @@ typedef struct SortNodeState
 	bool		mark_eof;
 
 	bool		grown_to_limit; /* the row arrays' last growth is done */
+	int64		rows_in;		/* rows read from the input */
+
+	/*
+	 * Under a Limit: the first bound rows are kept (-1: all).  Where the keys
+	 * pack into 64 bits with a NULL bit each, the rows read are pruned to the
+	 * bound's best whenever prune_at are held, and after the first pruning a
+	 * row whose word is not below the bound's last (threshold) is passed
+	 * over as it is read.
+	 */
+	ExprState  *count_expr;
+	ExprState  *offset_expr;
+	int64		bound;
+	bool		pruning;
+	int			prune_shift[SORT_NODE_MAX_BITS / 17 + 1];
+	int64		prune_at;
+	bool		have_threshold;
+	uint64		threshold;
 
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
@@ -188,8 +162,6 @@ typedef struct SortNodeState
 	bool		am_worker;
 } SortNodeState;
 
-static Plan *plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-							List *tlist, List *clauses, List *custom_plans);
 static Node *create_sort_state(CustomScan *cscan);
 static void begin_sort(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_sort(CustomScanState *node);
@@ -205,12 +177,7 @@ static void init_worker_sort(CustomScanState *node, shm_toc *toc, void *coordina
 static void shutdown_sort(CustomScanState *node);
 static void publish_figures(SortNodeState *state);
 
-static const CustomPathMethods sort_path_methods = {
-	.CustomName = SORT_NODE_NAME,
-	.PlanCustomPath = plan_sort_path,
-};
-
-static const CustomScanMethods sort_scan_methods = {
+const CustomScanMethods gpusort_sort_scan_methods = {
 	.CustomName = SORT_NODE_NAME,
 	.CreateCustomScanState = create_sort_state,
 };
@@ -230,336 +197,6 @@ static const CustomExecMethods sort_exec_methods = {
 	.ShutdownCustomScan = shutdown_sort,
 	.ExplainCustomScan = explain_sort,
 };
-
-/* ----------------------------------------------------------------
- * Planning
- * ---------------------------------------------------------------- */
-
-/* Ordered bits of a supported key type, or 0 for any other type. */
-static int
-key_type_width(Oid type, bool *is_float)
-{
-	*is_float = (type == FLOAT4OID || type == FLOAT8OID);
-	switch (type)
-	{
-		case INT2OID:
-			return 16;
-		case INT4OID:
-		case DATEOID:
-		case FLOAT4OID:
-			return 32;
-		case INT8OID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case FLOAT8OID:
-			return 64;
-		default:
-			return 0;
-	}
-}
-
-/*
- * The column of target (1-based) that pathkey pk sorts by, as Sort's
- * prepare_sort_from_pathkeys finds it, or 0 for none.  A volatile key is the
- * column of its ORDER BY clause, found by its sortgroupref: two equal
- * volatile expressions are different values, so equal() cannot tell which.
- * Any other key is the first column that matches a member of its
- * equivalence class (all of whose members sort alike), child members of
- * relids included.
- */
-static int
-key_column(PathKey *pk, PathTarget *target, Relids relids)
-{
-	EquivalenceClass *ec = pk->pk_eclass;
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, target->exprs)
-	{
-		Expr	   *expr = (Expr *) lfirst(lc);
-
-		i++;
-		if (ec->ec_has_volatile)
-		{
-			if (ec->ec_sortref != 0 && list_length(ec->ec_members) == 1 &&
-				get_pathtarget_sortgroupref(target, i - 1) == ec->ec_sortref)
-				return i;
-		}
-		else if (find_ec_member_matching_expr(ec, expr, relids) != NULL)
-			return i;
-	}
-	return 0;
-}
-
-/*
- * The sort keys as columns of input's target (key_column): each must be of a
- * supported type, ordered by the type's default btree operator family.
- * Returns false when one is not.
- */
-static bool
-match_sort_keys(List *pathkeys, Path *input, List **private)
-{
-	PathTarget *target = input->pathtarget;
-	List	   *columns = NIL;
-	List	   *types = NIL;
-	List	   *operators = NIL;
-	List	   *collations = NIL;
-	List	   *flags = NIL;
-	int			bits = 0;
-	ListCell   *lc;
-
-	foreach(lc, pathkeys)
-	{
-		PathKey    *pk = (PathKey *) lfirst(lc);
-		EquivalenceClass *ec = pk->pk_eclass;
-		int			column = key_column(pk, target, input->parent->relids);
-		Oid			type;
-		Oid			opclass;
-		Oid			sortop;
-		bool		is_float;
-		int			width;
-
-		if (column == 0)
-			return false;
-		if (PATHKEY_STRATEGY(pk) != BTLessStrategyNumber && PATHKEY_STRATEGY(pk) != BTGreaterStrategyNumber)
-			return false;
-
-		type = exprType((Node *) list_nth(target->exprs, column - 1));
-		width = key_type_width(type, &is_float);
-		if (width == 0)
-			return false;
-		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
-		if (!OidIsValid(opclass) || get_opclass_family(opclass) != pk->pk_opfamily)
-			return false;
-		sortop = get_opfamily_member(pk->pk_opfamily, type, type, PATHKEY_STRATEGY(pk));
-		if (!OidIsValid(sortop))
-			return false;
-
-		bits += width + 1;
-		if (bits > SORT_NODE_MAX_BITS)
-			return false;
-
-		columns = lappend_int(columns, column);
-		types = lappend_oid(types, type);
-		operators = lappend_oid(operators, sortop);
-		collations = lappend_oid(collations, ec->ec_collation);
-		flags = lappend_int(flags,
-							(PATHKEY_STRATEGY(pk) == BTGreaterStrategyNumber ? KEY_DESC : 0) |
-							(pk->pk_nulls_first ? KEY_NULLS_FIRST : 0));
-	}
-	*private = list_make5(columns, types, operators, collations, flags);
-	return true;
-}
-
-/*
- * Cost of sorting rows by nkeys keys in the node, against Sort's
- * 2 * cpu_operator_cost * log2(rows) a row.  Measured on the CPU path (2 cores,
- * bench/sql_order_by_bench.sh's machine): one key of up to 32 bits breaks
- * even with Sort at about 700 rows; 64-bit words cost a little more; 128-bit
- * words (two argsort passes) break even at about 1,500 rows.  The constants
- * put the crossovers there.
- */
-#define SORT_NODE_ROW_COST			0.025	/* a row, words of up to 32 bits */
-#define SORT_NODE_ROW_COST_64		0.005	/* more a row for a 64-bit word */
-#define SORT_NODE_ROW_COST_128		0.025	/* more a row for a 128-bit word */
-#define SORT_NODE_STARTUP_COST		10.0
-
-static void
-cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
-{
-	double		rows = Max(subpath->rows, 1.0);
-	List	   *types = (List *) list_nth(private, PRIV_TYPES);
-	int			bits = 0;
-	double		per_row;
-	ListCell   *lc;
-
-	foreach(lc, types)
-	{
-		bool		is_float;
-
-		bits += key_type_width(lfirst_oid(lc), &is_float);
-	}
-	per_row = SORT_NODE_ROW_COST + cpu_operator_cost * list_length(types);
-	if (bits > 32)
-		per_row += SORT_NODE_ROW_COST_64;
-	if (bits > 64)
-		per_row += SORT_NODE_ROW_COST_128;
-
-	cpath->path.rows = subpath->rows;
-	cpath->path.startup_cost = subpath->total_cost + SORT_NODE_STARTUP_COST + per_row * rows;
-	cpath->path.total_cost = cpath->path.startup_cost + cpu_operator_cost * rows;
-}
-
-/*
- * The node's path over subpath.  Its target is subpath's: the node never
- * projects (no CUSTOMPATH_SUPPORT_PROJECTION), so the planner puts any
- * projection above it.  In each worker under a Gather Merge (partial) it is
- * parallel aware, only so that the executor calls its shared-memory
- * callbacks, through which the workers' figures reach EXPLAIN ANALYZE.
- */
-static CustomPath *
-make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys,
-			   List *private, bool partial)
-{
-	CustomPath *cpath = makeNode(CustomPath);
-
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = subpath->pathtarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = partial;
-	cpath->path.parallel_safe = subpath->parallel_safe;
-	cpath->path.parallel_workers = subpath->parallel_workers;
-	cpath->path.pathkeys = pathkeys;
-	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
-	cpath->custom_paths = list_make1(subpath);
-	cpath->custom_private = private;
-	cpath->methods = &sort_path_methods;
-	cost_sort_node(cpath, subpath, private);
-	return cpath;
-}
-
-/*
- * Whether the planner expects subpath's rows to fit in work_mem in the node
- * (a tuple and its pointer, the keys, the packed key and the permutation a
- * row).  Where they do not, Sort's external merge is what runs either way:
- * the node is not offered, and an underestimate is handled at run time.
- */
-static bool
-fits_in_work_mem(Path *subpath, int nkeys)
-{
-	double		row_bytes = MAXALIGN(subpath->pathtarget->width) + MAXALIGN(SizeofMinimalTupleHeader) +
-		sizeof(MinimalTuple) + sizeof(uint64) * nkeys + 16 + sizeof(uint32);
-
-	return subpath->rows * row_bytes <= (double) work_mem * 1024;
-}
-
-/*
- * Whether the node can sort input's rows by pathkeys: the input is not
- * ordered so already, its rows are expected to fit in work_mem, its target
- * holds no window function, and the keys are columns the node sorts by
- * (match_sort_keys, which fills *private).
- *
- * EXPLAIN shows the node's columns and keys through custom_scan_tlist, whose
- * entries are deparsed in the node's own namespace.  A window function
- * there cannot be shown: PostgreSQL 18 names its window from the WindowAgg
- * it is deparsed in, and fails ("could not find window clause") anywhere
- * else.  Sort shows such a column through its input plan's target list, so
- * it keeps this case.
- */
-static bool
-can_sort_input(List *pathkeys, Path *input, List **private)
-{
-	return !pathkeys_contained_in(pathkeys, input->pathkeys) &&
-		fits_in_work_mem(input, list_length(pathkeys)) &&
-		!contain_window_function((Node *) input->pathtarget->exprs) &&
-		match_sort_keys(pathkeys, input, private);
-}
-
-static void
-sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
-					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
-{
-	List	   *pathkeys = root->sort_pathkeys;
-	PathTarget *target = root->upper_targets[UPPERREL_ORDERED];
-	Path	   *input_path;
-	List	   *private;
-
-	if (prev_create_upper_paths_hook)
-		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
-
-	if (stage != UPPERREL_ORDERED || !gpusort_enable_sort || pathkeys == NIL)
-		return;
-
-	/*
-	 * Above a set operation (UNION ... ORDER BY) the planner sets neither the
-	 * ordered target nor root->limit_tuples, and the set operation's output
-	 * columns are Vars of no range table entry, which this node's scan tlist
-	 * cannot show: Sort keeps that case.
-	 */
-	if (root->parse->setOperations != NULL || target == NULL)
-		return;
-
-	/*
-	 * A small LIMIT (with OFFSET) is PostgreSQL's bounded heap sort's case: it
-	 * keeps k rows, where this node would sort them all.
-	 */
-	if (root->limit_tuples >= 0 &&
-		root->limit_tuples < input_rel->cheapest_total_path->rows / 4)
-		return;
-
-	input_path = input_rel->cheapest_total_path;
-	if (can_sort_input(pathkeys, input_path, &private))
-	{
-		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private, false);
-
-		if (path->pathtarget != target)
-			path = apply_projection_to_path(root, output_rel, path, target);
-		add_path(output_rel, path);
-	}
-
-	/* each worker sorts its share, a Gather Merge merges them */
-	if (input_rel->partial_pathlist != NIL && output_rel->consider_parallel)
-	{
-		Path	   *partial = (Path *) linitial(input_rel->partial_pathlist);
-		double		total_groups;
-		Path	   *path;
-
-		if (!can_sort_input(pathkeys, partial, &private))
-			return;
-		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private, true);
-		total_groups = partial->rows * partial->parallel_workers;
-		path = (Path *) create_gather_merge_path(root, output_rel, path, path->pathtarget,
-												 pathkeys, NULL, &total_groups);
-		if (path->pathtarget != target)
-			path = apply_projection_to_path(root, output_rel, path, target);
-		add_path(output_rel, path);
-	}
-}
-
-/*
- * The child's plan becomes the node's outer plan.  The node's tuples are the
- * child's, column for column: custom_scan_tlist is the child's target list,
- * the node's target list (that of its path, which is the child's) says the
- * same, and the sort keys are columns by position.
- *
- * The executor returns the tuples as they are (begin_sort), not through the
- * target list: set_customscan_references maps the target list onto
- * custom_scan_tlist by equal(), which would send every copy of a volatile
- * expression that appears twice to the first copy's column.
- */
-static Plan *
-plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-			   List *tlist, List *clauses, List *custom_plans)
-{
-	CustomScan *cscan = makeNode(CustomScan);
-	Plan	   *child = (Plan *) linitial(custom_plans);
-	ListCell   *lt;
-	ListCell   *lc;
-
-	Assert(clauses == NIL);
-	if (list_length(tlist) != list_length(child->targetlist))
-		elog(ERROR, "gpusort sort node: %d output columns for %d input columns",
-			 list_length(tlist), list_length(child->targetlist));
-	forboth(lt, tlist, lc, child->targetlist)
-	{
-		if (exprType((Node *) ((TargetEntry *) lfirst(lt))->expr) !=
-			exprType((Node *) ((TargetEntry *) lfirst(lc))->expr))
-			elog(ERROR, "gpusort sort node: an output column's type is not its input column's");
-	}
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.plan.lefttree = child;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = best_path->custom_private;
-	cscan->custom_scan_tlist = copyObject(child->targetlist);
-	cscan->custom_relids = NULL;
-	cscan->methods = &sort_scan_methods;
-	return (Plan *) cscan;
-}
 
 /* ----------------------------------------------------------------
  * Execution
@@ -588,7 +225,7 @@ create_sort_state(CustomScan *cscan)
 		key->collation = list_nth_oid((List *) list_nth(private, PRIV_COLLATIONS), i);
 		key->descending = (flags & KEY_DESC) != 0;
 		key->nulls_first = (flags & KEY_NULLS_FIRST) != 0;
-		key->width = key_type_width(key->type, &key->is_float);
+		key->width = sort_key_width(key->type, &key->is_float);
 		i++;
 	}
 	state->device = -1;
@@ -635,7 +272,73 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultopsset = true;
 	state->tuple_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort sort node",
 												 ALLOCSET_DEFAULT_SIZES);
+	state->bound = -1;
+	if (((CustomScan *) node->ss.ps.plan)->custom_exprs != NIL)
+	{
+		List	   *exprs = ((CustomScan *) node->ss.ps.plan)->custom_exprs;
+
+		state->count_expr = ExecInitExpr((Expr *) linitial(exprs), &node->ss.ps);
+		state->offset_expr = ExecInitExpr((Expr *) lsecond(exprs), &node->ss.ps);
+	}
 }
+
+/*
+ * The Limit's count + offset (as its recompute_limits reads them), or -1 for
+ * no bound: no Limit, a NULL count, or a sum past int64.
+ */
+static int64
+current_bound(SortNodeState *state)
+{
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	Datum		value;
+	bool		isnull;
+	int64		count;
+	int64		offset = 0;
+	int64		bound;
+
+	if (state->count_expr == NULL)
+		return -1;
+	value = ExecEvalExprSwitchContext(state->count_expr, econtext, &isnull);
+	if (isnull || (count = DatumGetInt64(value)) <= 0)
+		return -1;
+	if (state->offset_expr != NULL)
+	{
+		value = ExecEvalExprSwitchContext(state->offset_expr, econtext, &isnull);
+		if (!isnull && DatumGetInt64(value) > 0)
+			offset = DatumGetInt64(value);
+	}
+	if (pg_add_s64_overflow(count, offset, &bound))
+		return -1;
+	return bound;
+}
+
+/*
+ * Sets the bound for the next sort, and whether its rows are pruned as they
+ * are read: keys whose words, a NULL bit each, fit in 64 bits.
+ */
+static void
+set_bound(SortNodeState *state)
+{
+	int			bits = 0;
+
+	state->bound = current_bound(state);
+	state->pruning = false;
+	state->have_threshold = false;
+	if (state->bound < 0)
+		return;
+	for (int k = state->nkeys - 1; k >= 0; k--)
+	{
+		state->prune_shift[k] = bits;
+		bits += state->keys[k].width + 1;
+	}
+	state->pruning = (bits <= 64);
+	state->prune_at = Max(state->bound * 2, SORT_NODE_PRUNE_MIN);
+}
+
+static uint8 *alloc_null_flags(SortNodeState *state);
+static inline uint128 packed_key(SortNodeState *state, const int *shift, int64 i);
+static void argsort_words(SortNodeState *state, const void *words, int64 n, int bits,
+						  uint32 *perm, int64 limit);
 
 /* Drops what a sort holds, for a rescan or the end. */
 static void
@@ -658,6 +361,8 @@ reset_sort(SortNodeState *state)
 	state->ntuples = 0;
 	state->capacity = 0;
 	state->grown_to_limit = false;
+	state->rows_in = 0;
+	state->have_threshold = false;
 	state->mem_used = 0;
 	state->current = 0;
 	state->eof_reached = false;
@@ -721,6 +426,7 @@ begin_tuplesort(SortNodeState *state)
 	Oid		   *operators = palloc(sizeof(Oid) * state->nkeys);
 	Oid		   *collations = palloc(sizeof(Oid) * state->nkeys);
 	bool	   *nulls_first = palloc(sizeof(bool) * state->nkeys);
+	Tuplesortstate *ts;
 
 	for (int i = 0; i < state->nkeys; i++)
 	{
@@ -729,9 +435,13 @@ begin_tuplesort(SortNodeState *state)
 		collations[i] = state->keys[i].collation;
 		nulls_first[i] = state->keys[i].nulls_first;
 	}
-	return tuplesort_begin_heap(desc, state->nkeys, columns, operators, collations,
-								nulls_first, work_mem, NULL,
-								state->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
+	ts = tuplesort_begin_heap(desc, state->nkeys, columns, operators, collations,
+							  nulls_first, work_mem, NULL,
+							  (state->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE) |
+							  (state->bound >= 0 ? TUPLESORT_ALLOWBOUNDED : 0));
+	if (state->bound >= 0)
+		tuplesort_set_bound(ts, state->bound);
+	return ts;
 }
 
 /* Row i of the columns into the virtual slot. */
@@ -853,6 +563,9 @@ next_capacity(SortNodeState *state, int64 limit)
 		capacity = limit / (row_bytes + tuple_bytes);
 		state->grown_to_limit = true;
 	}
+	/* a pruned sort holds at most prune_at rows */
+	if (state->pruning)
+		capacity = Min(capacity, (double) state->prune_at);
 	capacity = floor(Min(capacity, Min((double) MaxAllocHugeSize / sizeof(Datum), (double) PG_UINT32_MAX)));
 	if (old == 0)
 		return (int64) Max(capacity, 1);
@@ -924,6 +637,9 @@ grow_rows(SortNodeState *state, int64 limit)
 		move_row_arrays(state, capacity);
 	state->mem_used += (capacity - old) * row_array_bytes(state);
 	state->capacity = capacity;
+	/* a pruned sort's words have a NULL bit for every key */
+	for (int k = 0; old == 0 && state->pruning && k < state->nkeys; k++)
+		state->nulls[k] = alloc_null_flags(state);
 	return true;
 }
 
@@ -936,6 +652,93 @@ alloc_null_flags(SortNodeState *state)
 	memset(flags, 0, state->capacity);
 	state->mem_used += state->capacity;
 	return flags;
+}
+
+/*
+ * The k rows of perm (sorted positions) moved to the front of every row
+ * array, in perm's order; tuples not among them freed.
+ */
+static void
+keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
+{
+	int64		n = state->ntuples;
+	char	   *tmp = MemoryContextAlloc(state->tuple_context, sizeof(uint64) * Max(k, 1));
+
+#define GATHER(array, type) \
+	do { \
+		type	   *a_ = (type *) (array); \
+		for (int64 i_ = 0; i_ < k; i_++) \
+			((type *) tmp)[i_] = a_[perm[i_]]; \
+		memcpy(a_, tmp, sizeof(type) * k); \
+	} while (0)
+/* a 1-byte flag array: gathered, the rest cleared for the rows read next */
+#define GATHER_FLAGS(array) \
+	do { \
+		GATHER(array, uint8); \
+		memset((uint8 *) (array) + k, 0, state->capacity - k); \
+	} while (0)
+
+	if (state->columnar)
+	{
+		for (int c = 0; c < state->ncols; c++)
+		{
+			GATHER(state->cols[c], Datum);
+			if (state->colnulls[c])
+				GATHER_FLAGS(state->colnulls[c]);
+		}
+	}
+	else
+	{
+		bool	   *kept = MemoryContextAllocZero(state->tuple_context, Max(n, 1));
+
+		for (int64 i = 0; i < k; i++)
+			kept[perm[i]] = true;
+		for (int64 i = 0; i < n; i++)
+		{
+			if (kept[i])
+				continue;
+			state->mem_used -= GetMemoryChunkSpace(state->tuples[i]);
+			pfree(state->tuples[i]);
+		}
+		pfree(kept);
+		GATHER(state->tuples, MinimalTuple);
+	}
+	for (int key = 0; key < state->nkeys; key++)
+	{
+		GATHER(state->values[key], uint64);
+		GATHER_FLAGS(state->nulls[key]);
+	}
+#undef GATHER_FLAGS
+#undef GATHER
+	pfree(tmp);
+	state->ntuples = k;
+}
+
+/*
+ * A bounded sort's rows pruned to the bound's best (the first bound rows of
+ * the stable order); the last of them is the threshold that the rows read
+ * next must be below.  The rows kept stay in the order of the sort, ahead of
+ * the rows read later, so ties keep the input's order.
+ */
+static void
+prune_rows(SortNodeState *state)
+{
+	int64		n = state->ntuples;
+	int64		k = state->bound;
+	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+	uint64	   *words = gpusort_alloc_large(sizeof(uint64) * n);
+	uint32	   *perm = gpusort_alloc_large(sizeof(uint32) * n);
+
+	for (int64 i = 0; i < n; i++)
+		words[i] = (uint64) packed_key(state, state->prune_shift, i) ^ UINT64_C(0x8000000000000000);
+	argsort_words(state, words, n, 64, perm, k);
+	keep_rows(state, perm, k);
+	state->threshold = (uint64) packed_key(state, state->prune_shift, k - 1);
+	state->have_threshold = true;
+	pfree(words);
+	pfree(perm);
+	MemoryContextSwitchTo(old);
+	CHECK_FOR_INTERRUPTS();
 }
 
 /* Reads the child: into memory, or into a tuplesort once past work_mem. */
@@ -980,9 +783,19 @@ read_input(SortNodeState *state)
 				state->values[k][state->ntuples] = 0;
 			}
 			else
+			{
 				state->values[k][state->ntuples] = ordered_value(key, value);
+				if (state->nulls[k])
+					state->nulls[k][state->ntuples] = 0;
+			}
 		}
-		if (state->columnar)
+		state->rows_in++;
+		if (state->have_threshold &&
+			(uint64) packed_key(state, state->prune_shift, state->ntuples) >= state->threshold)
+		{
+			/* not among the bound's best: passed over */
+		}
+		else if (state->columnar)
 		{
 			slot_getallattrs(slot);
 			for (int c = 0; c < state->ncols; c++)
@@ -1006,6 +819,8 @@ read_input(SortNodeState *state)
 			state->tuples[state->ntuples++] = tuple;
 			state->mem_used += GetMemoryChunkSpace(tuple);
 		}
+		if (state->pruning && state->ntuples >= state->prune_at)
+			prune_rows(state);
 		if (timing)
 		{
 			instr_time	now;
@@ -1019,9 +834,13 @@ read_input(SortNodeState *state)
 	}
 }
 
-/* Stable argsort of n words of width bits (32 or 64) into perm. */
+/*
+ * Stable argsort of n words of width bits (32 or 64) into perm; with 0 <
+ * limit < n, only the first limit positions (a select, then a sort of those).
+ */
 static void
-argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32 *perm)
+argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32 *perm,
+			  int64 limit)
 {
 	GpusortJob	job;
 
@@ -1031,6 +850,7 @@ argsort_words(SortNodeState *state, const void *words, int64 n, int bits, uint32
 	job.descending = false;
 	job.source = words;
 	job.perm = perm;
+	job.limit = (size_t) limit;
 	gpusort_run(&job);
 	if (gpusort_last.valid)
 		state->device = gpusort_last.device;
@@ -1111,6 +931,7 @@ static void
 sort_in_memory(SortNodeState *state)
 {
 	int64		n = state->ntuples;
+	int64		out = (state->bound >= 0 && state->bound < n) ? state->bound : n;
 	int			shift[SORT_NODE_MAX_BITS / 17 + 1];
 	int			bits = 0;
 	void	   *spare;
@@ -1147,7 +968,7 @@ sort_in_memory(SortNodeState *state)
 		}
 		for (int k = 1; k < state->nkeys; k++)
 			pfree(state->values[k]);
-		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm);
+		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm, out < n ? out : 0);
 	}
 	else
 	{
@@ -1164,11 +985,11 @@ sort_in_memory(SortNodeState *state)
 		}
 		for (int k = 1; k < state->nkeys; k++)
 			pfree(state->values[k]);
-		argsort_words(state, low, n, 64, first);
+		argsort_words(state, low, n, 64, first, 0);
 		/* the high words in the low words' order, then a stable sort of those */
 		for (int64 i = 0; i < n; i++)
 			low[i] = high[first[i]] ^ UINT64_C(0x8000000000000000);
-		argsort_words(state, low, n, 64, state->perm);
+		argsort_words(state, low, n, 64, state->perm, 0);
 		for (int64 i = 0; i < n; i++)
 			state->perm[i] = first[state->perm[i]];
 		pfree(high);
@@ -1189,18 +1010,19 @@ sort_in_memory(SortNodeState *state)
 		for (int c = 0; c < state->ncols; c++)
 		{
 			state->cols[c] = permute_array(state->cols[c], sizeof(Datum) * state->capacity,
-										   sizeof(Datum), state->perm, n, &spare, &spare_bytes);
+										   sizeof(Datum), state->perm, out, &spare, &spare_bytes);
 			if (state->colnulls[c])
 				state->colnulls[c] = permute_array(state->colnulls[c], state->capacity, sizeof(bool),
-												   state->perm, n, &spare, &spare_bytes);
+												   state->perm, out, &spare, &spare_bytes);
 		}
 	}
 	else
 		state->tuples = permute_array(state->tuples, sizeof(MinimalTuple) * state->capacity,
-									  sizeof(MinimalTuple), state->perm, n, &spare, &spare_bytes);
+									  sizeof(MinimalTuple), state->perm, out, &spare, &spare_bytes);
 	pfree(spare);
 	pfree(state->perm);
 	state->perm = NULL;
+	state->ntuples = out;
 	MemoryContextSwitchTo(old);
 }
 
@@ -1210,6 +1032,7 @@ do_sort(SortNodeState *state)
 	instr_time	start;
 	instr_time	now;
 
+	set_bound(state);
 	read_input(state);
 	INSTR_TIME_SET_CURRENT(start);
 	if (state->tuplesort)
@@ -1340,7 +1163,8 @@ rescan_sort(CustomScanState *node)
 	 * Otherwise the child is read again, since its rows may differ from one
 	 * scan to the next (nextval(), random()) even without a parameter.
 	 */
-	if (child->chgParam != NULL || !state->random_access)
+	if (child->chgParam != NULL || !state->random_access ||
+		(state->count_expr != NULL && current_bound(state) != state->bound))
 	{
 		reset_sort(state);
 		if (child->chgParam == NULL)
@@ -1413,7 +1237,8 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 		tuplesort_get_stats(state->tuplesort, &f->tuplesort_stats);
 	f->device = state->device;
 	f->key_bits = state->key_bits;
-	f->rows = state->ntuples;
+	f->rows = state->rows_in;
+	f->bound = state->bound;
 	f->memory = state->mem_used;
 	f->extract_ms = state->extract_ms;
 	f->sort_ms = state->sort_ms;
@@ -1536,6 +1361,8 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 	else
 	{
 		ExplainPropertyInteger("Sort Rows", NULL, f->rows, es);
+		if (f->bound >= 0)
+			ExplainPropertyInteger("Sort Bound", NULL, f->bound, es);
 		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
 		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
 	}
@@ -1656,20 +1483,3 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_workers(state, es);
 }
 
-void
-gpusort_sort_node_init(void)
-{
-	DefineCustomBoolVariable("gpusort.enable_sort",
-							 "Enables gpusort's sort node.",
-							 "The planner then offers it in place of Sort for ORDER BY on "
-							 "smallint, integer, bigint, real, double precision, date, "
-							 "timestamp and timestamptz keys.",
-							 &gpusort_enable_sort,
-							 true,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
-
-	RegisterCustomScanMethods(&sort_scan_methods);
-	prev_create_upper_paths_hook = create_upper_paths_hook;
-	create_upper_paths_hook = sort_node_upper_paths;
-}

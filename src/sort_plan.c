@@ -1,0 +1,698 @@
+/*
+ * sort_plan.c: where the planner puts gpusort's sort node (sort_exec.c runs
+ * it) in place of PostgreSQL's Sort, on keys of the types gpusort sorts
+ * (int2, int4, int8, float4, float8, date, timestamp, timestamptz), each
+ * ordered by its type's default btree operator, ASC or DESC, NULLS FIRST or
+ * LAST, whose ordered bits fit in 128 bits with one NULL bit per key.
+ *
+ * Two ways in:
+ * - For ORDER BY, the create_upper_paths hook offers the node at
+ *   UPPERREL_ORDERED over the cheapest input path (and over the cheapest
+ *   partial path under a Gather Merge), costed against Sort, so that the
+ *   planner weighs the cheaper sort.  Its rows are its input's, column for
+ *   column: it never projects, and its keys are input columns by position,
+ *   found as Sort's are (a volatile key by its sortgroupref).
+ * - Every other Sort of the finished plan (under a WindowAgg, a
+ *   GroupAggregate, a Unique, a SetOp, either side of a Merge Join, in the
+ *   workers under a Gather Merge, under a Limit, in subplans) is swapped by
+ *   the planner hook for the node with the same keys, input and estimates,
+ *   where its keys pack and its rows are expected to number at least
+ *   gpusort.sort_node_min_rows and to fit in work_mem.  Under a Limit the
+ *   node takes the Limit's count and offset and keeps only that many rows,
+ *   as Sort's bounded sort does.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/nbtree.h"
+#include "access/parallel.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#endif
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planner.h"
+#include "parser/parsetree.h"
+#include "port/atomics.h"
+#include "portability/instr_time.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/tuplesort.h"
+
+
+#include "gpusort_pg.h"
+#include "sort_node.h"
+
+#include "keys.h"
+
+/*
+ * A pathkey's direction as a btree strategy; PostgreSQL 18 keeps it as a
+ * CompareType (COMPARE_LT, COMPARE_GT) instead.
+ */
+#if PG_VERSION_NUM >= 180000
+#define PATHKEY_STRATEGY(pk) \
+	((pk)->pk_cmptype == COMPARE_LT ? BTLessStrategyNumber : \
+	 (pk)->pk_cmptype == COMPARE_GT ? BTGreaterStrategyNumber : InvalidStrategy)
+#else
+#define PATHKEY_STRATEGY(pk) ((pk)->pk_strategy)
+#endif
+
+bool		gpusort_enable_sort = true;
+int			gpusort_sort_node_min_rows = 1000;
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
+
+static Plan *plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods sort_path_methods = {
+	.CustomName = SORT_NODE_NAME,
+	.PlanCustomPath = plan_sort_path,
+};
+
+/* ----------------------------------------------------------------
+ * Paths for ORDER BY
+ * ---------------------------------------------------------------- */
+
+/*
+ * The column of target (1-based) that pathkey pk sorts by, as Sort's
+ * prepare_sort_from_pathkeys finds it, or 0 for none.  A volatile key is the
+ * column of its ORDER BY clause, found by its sortgroupref: two equal
+ * volatile expressions are different values, so equal() cannot tell which.
+ * Any other key is the first column that matches a member of its
+ * equivalence class (all of whose members sort alike), child members of
+ * relids included.
+ */
+static int
+key_column(PathKey *pk, PathTarget *target, Relids relids)
+{
+	EquivalenceClass *ec = pk->pk_eclass;
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, target->exprs)
+	{
+		Expr	   *expr = (Expr *) lfirst(lc);
+
+		i++;
+		if (ec->ec_has_volatile)
+		{
+			if (ec->ec_sortref != 0 && list_length(ec->ec_members) == 1 &&
+				get_pathtarget_sortgroupref(target, i - 1) == ec->ec_sortref)
+				return i;
+		}
+		else if (find_ec_member_matching_expr(ec, expr, relids) != NULL)
+			return i;
+	}
+	return 0;
+}
+
+/*
+ * The sort keys as columns of input's target (key_column): each must be of a
+ * supported type, ordered by the type's default btree operator family.
+ * Returns false when one is not.
+ */
+static bool
+match_sort_keys(List *pathkeys, Path *input, List **private)
+{
+	PathTarget *target = input->pathtarget;
+	List	   *columns = NIL;
+	List	   *types = NIL;
+	List	   *operators = NIL;
+	List	   *collations = NIL;
+	List	   *flags = NIL;
+	int			bits = 0;
+	ListCell   *lc;
+
+	foreach(lc, pathkeys)
+	{
+		PathKey    *pk = (PathKey *) lfirst(lc);
+		EquivalenceClass *ec = pk->pk_eclass;
+		int			column = key_column(pk, target, input->parent->relids);
+		Oid			type;
+		Oid			opclass;
+		Oid			sortop;
+		bool		is_float;
+		int			width;
+
+		if (column == 0)
+			return false;
+		if (PATHKEY_STRATEGY(pk) != BTLessStrategyNumber && PATHKEY_STRATEGY(pk) != BTGreaterStrategyNumber)
+			return false;
+
+		type = exprType((Node *) list_nth(target->exprs, column - 1));
+		width = sort_key_width(type, &is_float);
+		if (width == 0)
+			return false;
+		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
+		if (!OidIsValid(opclass) || get_opclass_family(opclass) != pk->pk_opfamily)
+			return false;
+		sortop = get_opfamily_member(pk->pk_opfamily, type, type, PATHKEY_STRATEGY(pk));
+		if (!OidIsValid(sortop))
+			return false;
+
+		bits += width + 1;
+		if (bits > SORT_NODE_MAX_BITS)
+			return false;
+
+		columns = lappend_int(columns, column);
+		types = lappend_oid(types, type);
+		operators = lappend_oid(operators, sortop);
+		collations = lappend_oid(collations, ec->ec_collation);
+		flags = lappend_int(flags,
+							(PATHKEY_STRATEGY(pk) == BTGreaterStrategyNumber ? KEY_DESC : 0) |
+							(pk->pk_nulls_first ? KEY_NULLS_FIRST : 0));
+	}
+	*private = list_make5(columns, types, operators, collations, flags);
+	return true;
+}
+
+/*
+ * Cost of sorting rows by nkeys keys in the node, against Sort's
+ * 2 * cpu_operator_cost * log2(rows) a row.  Measured on the CPU path (2 cores,
+ * bench/sql_order_by_bench.sh's machine): one key of up to 32 bits breaks
+ * even with Sort at about 700 rows; 64-bit words cost a little more; 128-bit
+ * words (two argsort passes) break even at about 1,500 rows.  The constants
+ * put the crossovers there.
+ */
+#define SORT_NODE_ROW_COST			0.025	/* a row, words of up to 32 bits */
+#define SORT_NODE_ROW_COST_64		0.005	/* more a row for a 64-bit word */
+#define SORT_NODE_ROW_COST_128		0.025	/* more a row for a 128-bit word */
+#define SORT_NODE_STARTUP_COST		10.0
+
+static void
+cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
+{
+	double		rows = Max(subpath->rows, 1.0);
+	List	   *types = (List *) list_nth(private, PRIV_TYPES);
+	int			bits = 0;
+	double		per_row;
+	ListCell   *lc;
+
+	foreach(lc, types)
+	{
+		bool		is_float;
+
+		bits += sort_key_width(lfirst_oid(lc), &is_float);
+	}
+	per_row = SORT_NODE_ROW_COST + cpu_operator_cost * list_length(types);
+	if (bits > 32)
+		per_row += SORT_NODE_ROW_COST_64;
+	if (bits > 64)
+		per_row += SORT_NODE_ROW_COST_128;
+
+	cpath->path.rows = subpath->rows;
+	cpath->path.startup_cost = subpath->total_cost + SORT_NODE_STARTUP_COST + per_row * rows;
+	cpath->path.total_cost = cpath->path.startup_cost + cpu_operator_cost * rows;
+}
+
+/*
+ * The node's path over subpath.  Its target is subpath's: the node never
+ * projects (no CUSTOMPATH_SUPPORT_PROJECTION), so the planner puts any
+ * projection above it.  In each worker under a Gather Merge (partial) it is
+ * parallel aware, only so that the executor calls its shared-memory
+ * callbacks, through which the workers' figures reach EXPLAIN ANALYZE.
+ */
+static CustomPath *
+make_sort_path(PlannerInfo *root, RelOptInfo *rel, Path *subpath, List *pathkeys,
+			   List *private, bool partial)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = subpath->pathtarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = partial;
+	cpath->path.parallel_safe = subpath->parallel_safe;
+	cpath->path.parallel_workers = subpath->parallel_workers;
+	cpath->path.pathkeys = pathkeys;
+	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cpath->custom_paths = list_make1(subpath);
+	cpath->custom_private = private;
+	cpath->methods = &sort_path_methods;
+	cost_sort_node(cpath, subpath, private);
+	return cpath;
+}
+
+/*
+ * Whether rows of width bytes fit in work_mem in the node (a tuple and its
+ * pointer, the keys, the packed key and the permutation a row).  Where they
+ * do not, Sort's external merge is what runs either way: the node is not
+ * offered, and an underestimate is handled at run time.
+ */
+static bool
+fits_in_work_mem(double rows, int width, int nkeys)
+{
+	double		row_bytes = MAXALIGN(width) + MAXALIGN(SizeofMinimalTupleHeader) +
+		sizeof(MinimalTuple) + sizeof(uint64) * nkeys + 16 + sizeof(uint32);
+
+	return rows * row_bytes <= (double) work_mem * 1024;
+}
+/*
+ * Whether the node can sort input's rows by pathkeys: the input is not
+ * ordered so already, its rows are expected to fit in work_mem, its target
+ * holds no window function, and the keys are columns the node sorts by
+ * (match_sort_keys, which fills *private).
+ *
+ * EXPLAIN shows the node's columns and keys through custom_scan_tlist, whose
+ * entries are deparsed in the node's own namespace.  A window function
+ * there cannot be shown: PostgreSQL 18 names its window from the WindowAgg
+ * it is deparsed in, and fails ("could not find window clause") anywhere
+ * else.  Sort shows such a column through its input plan's target list, so
+ * it keeps this case.
+ */
+static bool
+can_sort_input(List *pathkeys, Path *input, List **private)
+{
+	return !pathkeys_contained_in(pathkeys, input->pathkeys) &&
+		fits_in_work_mem(input->rows, input->pathtarget->width, list_length(pathkeys)) &&
+		!contain_window_function((Node *) input->pathtarget->exprs) &&
+		match_sort_keys(pathkeys, input, private);
+}
+
+static void
+sort_node_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	List	   *pathkeys = root->sort_pathkeys;
+	PathTarget *target = root->upper_targets[UPPERREL_ORDERED];
+	Path	   *input_path;
+	List	   *private;
+
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_ORDERED || !gpusort_enable_sort || pathkeys == NIL)
+		return;
+
+	/*
+	 * Above a set operation (UNION ... ORDER BY) the planner sets neither the
+	 * ordered target nor root->limit_tuples, and the set operation's output
+	 * columns are Vars of no range table entry, which this node's scan tlist
+	 * cannot show: Sort keeps that case.
+	 */
+	if (root->parse->setOperations != NULL || target == NULL)
+		return;
+
+	/*
+	 * A small LIMIT (with OFFSET) is PostgreSQL's bounded heap sort's case: it
+	 * keeps k rows, where this node would sort them all.
+	 */
+	if (root->limit_tuples >= 0 &&
+		root->limit_tuples < input_rel->cheapest_total_path->rows / 4)
+		return;
+
+	input_path = input_rel->cheapest_total_path;
+	if (can_sort_input(pathkeys, input_path, &private))
+	{
+		Path	   *path = (Path *) make_sort_path(root, output_rel, input_path, pathkeys, private, false);
+
+		if (path->pathtarget != target)
+			path = apply_projection_to_path(root, output_rel, path, target);
+		add_path(output_rel, path);
+	}
+
+	/* each worker sorts its share, a Gather Merge merges them */
+	if (input_rel->partial_pathlist != NIL && output_rel->consider_parallel)
+	{
+		Path	   *partial = (Path *) linitial(input_rel->partial_pathlist);
+		double		total_groups;
+		Path	   *path;
+
+		if (!can_sort_input(pathkeys, partial, &private))
+			return;
+		path = (Path *) make_sort_path(root, output_rel, partial, pathkeys, private, true);
+		total_groups = partial->rows * partial->parallel_workers;
+		path = (Path *) create_gather_merge_path(root, output_rel, path, path->pathtarget,
+												 pathkeys, NULL, &total_groups);
+		if (path->pathtarget != target)
+			path = apply_projection_to_path(root, output_rel, path, target);
+		add_path(output_rel, path);
+	}
+}
+
+/*
+ * The child's plan becomes the node's outer plan.  The node's tuples are the
+ * child's, column for column: custom_scan_tlist is the child's target list,
+ * the node's target list (that of its path, which is the child's) says the
+ * same, and the sort keys are columns by position.
+ *
+ * The executor returns the tuples as they are (begin_sort), not through the
+ * target list: set_customscan_references maps the target list onto
+ * custom_scan_tlist by equal(), which would send every copy of a volatile
+ * expression that appears twice to the first copy's column.
+ */
+static Plan *
+plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *child = (Plan *) linitial(custom_plans);
+	ListCell   *lt;
+	ListCell   *lc;
+
+	Assert(clauses == NIL);
+	if (list_length(tlist) != list_length(child->targetlist))
+		elog(ERROR, "gpusort sort node: %d output columns for %d input columns",
+			 list_length(tlist), list_length(child->targetlist));
+	forboth(lt, tlist, lc, child->targetlist)
+	{
+		if (exprType((Node *) ((TargetEntry *) lfirst(lt))->expr) !=
+			exprType((Node *) ((TargetEntry *) lfirst(lc))->expr))
+			elog(ERROR, "gpusort sort node: an output column's type is not its input column's");
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.plan.lefttree = child;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = best_path->custom_private;
+	cscan->custom_scan_tlist = copyObject(child->targetlist);
+	cscan->custom_relids = NULL;
+	cscan->methods = &gpusort_sort_scan_methods;
+	return (Plan *) cscan;
+}
+
+/* ----------------------------------------------------------------
+ * The finished plan's Sorts
+ * ---------------------------------------------------------------- */
+
+/*
+ * The keys of sort as the node's private lists (match_sort_keys's layout),
+ * or NIL when one does not pack: each a column of a supported type, ordered
+ * by its type's default btree operator family, < or >.
+ */
+static List *
+sort_plan_keys(Sort *sort)
+{
+	Plan	   *child = outerPlan(sort);
+	List	   *columns = NIL;
+	List	   *types = NIL;
+	List	   *operators = NIL;
+	List	   *collations = NIL;
+	List	   *flags = NIL;
+	int			bits = 0;
+
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
+		Oid			opfamily;
+		Oid			opcintype;
+		Oid			opclass;
+		Oid			type;
+		bool		descending;
+		bool		is_float;
+		int			width;
+#if PG_VERSION_NUM >= 180000
+		CompareType cmptype;
+#else
+		int16		strategy;
+#endif
+
+		if (tle == NULL)
+			return NIL;
+		type = exprType((Node *) tle->expr);
+		width = sort_key_width(type, &is_float);
+		if (width == 0)
+			return NIL;
+#if PG_VERSION_NUM >= 180000
+		if (!get_ordering_op_properties(sort->sortOperators[i], &opfamily, &opcintype, &cmptype))
+			return NIL;
+		descending = (cmptype == COMPARE_GT);
+#else
+		if (!get_ordering_op_properties(sort->sortOperators[i], &opfamily, &opcintype, &strategy))
+			return NIL;
+		descending = (strategy == BTGreaterStrategyNumber);
+#endif
+		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
+		if (opcintype != type || !OidIsValid(opclass) || get_opclass_family(opclass) != opfamily)
+			return NIL;
+		bits += width + 1;
+		if (bits > SORT_NODE_MAX_BITS)
+			return NIL;
+
+		columns = lappend_int(columns, sort->sortColIdx[i]);
+		types = lappend_oid(types, type);
+		operators = lappend_oid(operators, sort->sortOperators[i]);
+		collations = lappend_oid(collations, sort->collations[i]);
+		flags = lappend_int(flags, (descending ? KEY_DESC : 0) |
+							(sort->nullsFirst[i] ? KEY_NULLS_FIRST : 0));
+	}
+	return list_make5(columns, types, operators, collations, flags);
+}
+
+/*
+ * Whether the node should take sort's place: its keys pack, and it expects
+ * at least gpusort.sort_node_min_rows rows that fit in work_mem (0 takes
+ * every Sort whose keys pack, whatever its estimates).  A bounded sort
+ * (bound >= 0, from a constant LIMIT) of keys that pack into 64 bits with a
+ * NULL bit each keeps about twice its bound in memory.
+ */
+static bool
+worth_swapping(Sort *sort, List *private, double bound)
+{
+	int			bits = 0;
+	ListCell   *lc;
+
+	double		rows = sort->plan.plan_rows;
+
+	if (gpusort_sort_node_min_rows == 0)
+		return true;
+	if (rows < gpusort_sort_node_min_rows)
+		return false;
+	foreach(lc, (List *) list_nth(private, PRIV_TYPES))
+	{
+		bool		is_float;
+
+		bits += sort_key_width(lfirst_oid(lc), &is_float) + 1;
+	}
+	if (bound >= 0 && bits <= 64)
+		rows = Min(rows, 2 * bound + SORT_NODE_PRUNE_MIN);
+	return fits_in_work_mem(rows, sort->plan.plan_width, sort->numCols);
+}
+
+/* A constant count + offset of limit's, or -1 when it has none or they are not constants. */
+static double
+const_bound(Limit *limit)
+{
+	Const	   *count = (Const *) limit->limitCount;
+	Const	   *offset = (Const *) limit->limitOffset;
+	double		bound;
+
+	if (count == NULL || !IsA(count, Const) || count->constisnull)
+		return -1;
+	bound = (double) DatumGetInt64(count->constvalue);
+	if (offset != NULL)
+	{
+		if (!IsA(offset, Const))
+			return -1;
+		if (!offset->constisnull)
+			bound += (double) DatumGetInt64(offset->constvalue);
+	}
+	return bound;
+}
+
+/*
+ * The node in sort's place: the same input, estimates and plan node id; its
+ * scan tuples are sort's (custom_scan_tlist is sort's target list, whose
+ * entries name the child's columns as OUTER_VAR), and its target list hands
+ * them on unchanged.  limit, when not NULL, is the Limit whose count and
+ * offset bound it.  parallel_aware under a Gather Merge, for the workers'
+ * figures (make_sort_path says why).
+ */
+static Plan *
+swap_sort(Sort *sort, List *private, Limit *limit, bool parallel_aware)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *tlist = NIL;
+	ListCell   *lc;
+
+	memcpy(&cscan->scan.plan, &sort->plan, sizeof(Plan));
+	cscan->scan.plan.type = T_CustomScan;
+	foreach(lc, sort->plan.targetlist)
+	{
+		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+		TargetEntry *out = makeTargetEntry((Expr *) makeVarFromTargetEntry(INDEX_VAR, tle),
+										   tle->resno, tle->resname, tle->resjunk);
+
+		out->ressortgroupref = tle->ressortgroupref;
+		tlist = lappend(tlist, out);
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.plan.righttree = NULL;
+	cscan->scan.plan.parallel_aware = parallel_aware;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	if (limit != NULL)
+		cscan->custom_exprs = list_make2(copyObject(limit->limitCount),
+										 copyObject(limit->limitOffset));
+	cscan->custom_private = private;
+	cscan->custom_scan_tlist = sort->plan.targetlist;
+	cscan->custom_relids = NULL;
+	cscan->methods = &gpusort_sort_scan_methods;
+	return (Plan *) cscan;
+}
+
+static Plan *swap_sorts(Plan *plan, Plan *parent, Limit *limit);
+
+static List *
+swap_sorts_list(List *plans, Plan *parent)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), parent, NULL);
+	return plans;
+}
+
+/*
+ * plan with every Sort below it that the node should take (worth_swapping)
+ * swapped for the node.  limit is the Limit right above plan (or above the
+ * Gather Merge right above it), whose count and offset bound a Sort there:
+ * any expression directly above, constants only across a Gather Merge, whose
+ * workers cannot evaluate the leader's parameters.
+ */
+static Plan *
+swap_sorts(Plan *plan, Plan *parent, Limit *limit)
+{
+	Limit	   *bound_by = NULL;
+
+	if (plan == NULL)
+		return NULL;
+
+	if (IsA(plan, Limit))
+	{
+		Limit	   *l = (Limit *) plan;
+
+		if (l->limitCount != NULL && l->limitOption == LIMIT_OPTION_COUNT)
+			bound_by = l;
+	}
+	else if (IsA(plan, GatherMerge) && limit != NULL && const_bound(limit) >= 0)
+		bound_by = limit;
+
+	plan->lefttree = swap_sorts(plan->lefttree, plan, bound_by);
+	plan->righttree = swap_sorts(plan->righttree, plan, NULL);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			swap_sorts_list(((Append *) plan)->appendplans, plan);
+			break;
+		case T_MergeAppend:
+			swap_sorts_list(((MergeAppend *) plan)->mergeplans, plan);
+			break;
+		case T_BitmapAnd:
+			swap_sorts_list(((BitmapAnd *) plan)->bitmapplans, plan);
+			break;
+		case T_BitmapOr:
+			swap_sorts_list(((BitmapOr *) plan)->bitmapplans, plan);
+			break;
+		case T_SubqueryScan:
+			((SubqueryScan *) plan)->subplan = swap_sorts(((SubqueryScan *) plan)->subplan, plan, NULL);
+			break;
+		case T_CustomScan:
+			swap_sorts_list(((CustomScan *) plan)->custom_plans, plan);
+			break;
+		default:
+			break;
+	}
+
+	/* the node the ORDER BY path put there, under a Limit it did not see */
+	if (IsA(plan, CustomScan) && ((CustomScan *) plan)->methods == &gpusort_sort_scan_methods &&
+		limit != NULL && ((CustomScan *) plan)->custom_exprs == NIL)
+	{
+		((CustomScan *) plan)->custom_exprs = list_make2(copyObject(limit->limitCount),
+														 copyObject(limit->limitOffset));
+		return plan;
+	}
+
+	if (nodeTag(plan) == T_Sort)
+	{
+		Sort	   *sort = (Sort *) plan;
+		double		bound = limit ? const_bound(limit) : -1;
+		List	   *private;
+
+		if ((private = sort_plan_keys(sort)) == NIL || !worth_swapping(sort, private, bound))
+			return plan;
+		return swap_sort(sort, private, limit,
+						 parent != NULL && IsA(parent, GatherMerge));
+	}
+	return plan;
+}
+
+/*
+ * After standard planning, the Sorts of the plan and of its subplans that
+ * the node should take.
+ */
+static PlannedStmt *
+sort_node_planner(Query *parse, const char *query_string, int cursorOptions,
+				  ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+	ListCell   *lc;
+
+	if (prev_planner_hook)
+		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+
+	if (!gpusort_enable_sort)
+		return stmt;
+	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL);
+	return stmt;
+}
+
+void
+gpusort_sort_node_init(void)
+{
+	DefineCustomBoolVariable("gpusort.enable_sort",
+							 "Enables gpusort's sort node.",
+							 "The planner then offers it in place of Sort for ORDER BY on "
+							 "smallint, integer, bigint, real, double precision, date, "
+							 "timestamp and timestamptz keys.",
+							 &gpusort_enable_sort,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.sort_node_min_rows",
+							"Sets the fewest rows for which gpusort's sort node takes a Sort's place.",
+							"Where the planner expects fewer rows, Sort stays (outside ORDER BY, "
+							"whose node the planner chooses by cost); 0 gives the node every Sort "
+							"whose keys it can sort.",
+							&gpusort_sort_node_min_rows,
+							1000, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	RegisterCustomScanMethods(&gpusort_sort_scan_methods);
+	prev_planner_hook = planner_hook;
+	planner_hook = sort_node_planner;
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = sort_node_upper_paths;
+}
