@@ -6,18 +6,25 @@
 #   plan     plan text: an EXPLAIN, a call of a function named explain*, or a
 #            result whose column is QUERY PLAN
 #   order    the same lines in another order (rows of equal keys)
+#   ties     a result difference of a statement listed in the --allowed file:
+#            its result depends on the order of rows with equal sort keys
+#            (first_value over peers, DISTINCT ON); listed, allowed
 #   result   anything else, and any error or lost connection one run has and
 #            the other has not, and a test whose output is missing in one run
 #
 # usage: pg-regress-compare.pl --sql DIR --a DIR --b DIR [--a-log FILE --b-log FILE]
 #            [--server-log FILE] [--report FILE] [--label TEXT] [--notes FILE]
+#            [--allowed FILE]
 #   --sql       the suite's sql/ folder (each results NAME.out echoes sql/NAME.sql)
 #   --a, --b    the two runs' results/ folders
 #   --a-log, --b-log   pg_regress's output of each run (test process exit codes)
 #   --server-log       run B's server log (a crashed backend)
 #   --notes     markdown put at the head of the report
-# Prints a table (test, class, blocks) and a last line
-#   "pg-regress-suite LABEL: N tests, N plan-text, N order, N result differences"
+#   --allowed   lines "TEST<tab>STATEMENT<tab>WHY": a result difference of a
+#               statement of TEST that begins with STATEMENT (its first line,
+#               blanks squeezed, case ignored) is of the class ties
+# Prints a table (test, class, blocks) and a last line "pg-regress-suite
+# LABEL: N tests, N plan-text, N order, N ties, N result differences"
 # (tests with at least one block of that class); exits 1 when a result differs.
 #
 # Statement blocks: psql -a echoes every line of the script it reads, so the
@@ -32,7 +39,7 @@ use Getopt::Long;
 
 my %opt = (label => '', report => '');
 GetOptions(\%opt, 'sql=s', 'a=s', 'b=s', 'a-log=s', 'b-log=s', 'server-log=s',
-	'report=s', 'label=s', 'notes=s') or die "bad arguments\n";
+	'report=s', 'label=s', 'notes=s', 'allowed=s') or die "bad arguments\n";
 defined $opt{$_} or die "--$_ is required\n" for qw(sql a b);
 
 my $tmp = tempdir(CLEANUP => 1);
@@ -95,14 +102,42 @@ sub statement_at
 
 sub error_lines { return sort grep { $_ =~ $error_re } @{ $_[0] }; }
 
+# the --allowed file: [test, lower-case statement prefix, why]
+my @allowed;
+if (defined $opt{allowed})
+{
+	for (@{ read_lines($opt{allowed}) || die "$opt{allowed}: $!\n" })
+	{
+		next if /^\s*(#|$)/;
+		my ($test, $prefix, $why) = split /\t+/;
+		push @allowed, [ $test, squeeze($prefix), $why // '' ];
+	}
+}
+
+sub squeeze { my $t = lc($_[0] // ''); $t =~ s/\s+/ /g; $t =~ s/^ | $//g; return $t; }
+
+# why the --allowed file allows a result difference of $test's $stmt, or undef
+sub allowed_why
+{
+	my ($test, $stmt) = @_;
+	my ($first) = grep { /\S/ && !/^\s*--/ } @$stmt;
+	my $text = squeeze($first);
+	for (@allowed)
+	{
+		return $_->[2] if $_->[0] eq $test && substr($text, 0, length $_->[1]) eq $_->[1];
+	}
+	return undef;
+}
+
 sub classify
 {
-	my ($stmt, $a, $b) = @_;
+	my ($test, $stmt, $a, $b) = @_;
 	my $text = join("\n", map { (my $l = $_) =~ s/--.*$//; $l } @$stmt);
 	return 'result' if join("\n", error_lines($a)) ne join("\n", error_lines($b));
 	return 'plan' if $text =~ /^\s*explain\b/i || $text =~ /\bexplain\w*\s*\(/i;
 	return 'plan' if grep { /^\s*QUERY PLAN\s*$/ } (@$a, @$b);
 	return 'order' if join("\n", sort @$a) eq join("\n", sort @$b);
+	return 'ties' if defined allowed_why($test, $stmt);
 	return 'result';
 }
 
@@ -179,7 +214,7 @@ foreach my $test (@tests)
 			if (join("\n", @$la) ne join("\n", @$lb))
 			{
 				my $stmt = statement_at($script, $k, $prev);
-				push @blocks, { class => classify($stmt, $la, $lb), stmt => $stmt, line => $k,
+				push @blocks, { class => classify($test, $stmt, $la, $lb), stmt => $stmt, line => $k,
 					diff => unified_diff($la, $lb) };
 			}
 			$prev = $k;
@@ -187,7 +222,7 @@ foreach my $test (@tests)
 	}
 	next unless @blocks;
 	$count{ $_->{class} }++ for @blocks;
-	foreach my $class (qw(plan order result))
+	foreach my $class (qw(plan order ties result))
 	{
 		next unless $count{$class};
 		push @rows, [ $test, $class, $count{$class} ];
@@ -208,11 +243,11 @@ if (defined $opt{'server-log'} && (my $log = read_lines($opt{'server-log'})))
 	}
 }
 
-my %class_name = (plan => 'plan text', order => 'order', result => 'RESULT');
+my %class_name = (plan => 'plan text', order => 'order', ties => 'ties', result => 'RESULT');
 printf "%-28s %-10s %s\n", 'test', 'class', 'blocks';
 printf "%-28s %-10s %d\n", $_->[0], $class_name{ $_->[1] }, $_->[2] for @rows;
-my $summary = sprintf "pg-regress-suite %s: %d tests, %d plan-text, %d order, %d result differences",
-	$opt{label}, scalar @tests, $tests_with{plan} || 0, $tests_with{order} || 0, $tests_with{result} || 0;
+my $summary = sprintf "pg-regress-suite %s: %d tests, %d plan-text, %d order, %d ties, %d result differences",
+	$opt{label}, scalar @tests, map { $tests_with{$_} || 0 } qw(plan order ties result);
 
 if ($opt{report} ne '')
 {
@@ -221,7 +256,8 @@ if ($opt{report} ne '')
 	if (defined $opt{notes} && (my $notes = read_lines($opt{notes}))) { print $r map { "$_\n" } @$notes; print $r "\n"; }
 	print $r "$summary\n\n";
 	print $r "Classes: plan text (EXPLAIN output), order (the same lines in another order), ",
-		"result (anything else: these fail).\n\n";
+		"ties (a statement of the allowed list: its result depends on the order of rows with equal ",
+		"sort keys), result (anything else: these fail). The counts are of tests.\n\n";
 	print $r "| test | class | blocks |\n| --- | --- | --- |\n";
 	print $r "| $_->[0] | $class_name{$_->[1]} | $_->[2] |\n" for @rows;
 	foreach my $d (@details)
@@ -233,12 +269,23 @@ if ($opt{report} ne '')
 		foreach my $blk (@shown)
 		{
 			my $where = defined $blk->{line} ? " (sql/$test.sql line $blk->{line})" : '';
-			print $r "\n### $class_name{$blk->{class}}$where\n\n```sql\n", join("\n", @{ $blk->{stmt} }), "\n```\n";
+			print $r "\n### $class_name{$blk->{class}}$where\n\n";
+			print $r "Allowed: ", allowed_why($test, $blk->{stmt}), "\n\n" if $blk->{class} eq 'ties';
+			print $r "```sql\n", join("\n", @{ $blk->{stmt} }), "\n```\n";
 			print $r "\n```diff\n$blk->{diff}```\n" if $blk->{diff} ne '';
 		}
 	}
 	my @plan_only = map { $_->[0] } grep { !grep { $_->{class} ne 'plan' } @{ $_->[1] } } @details;
-	print $r "\nTests whose only differences are plan text: ", (@plan_only ? join(', ', @plan_only) : 'none'), ".\n";
+	print $r "\n## Plan text\n\nTests whose only differences are plan text: ",
+		(@plan_only ? join(', ', @plan_only) : 'none'), ". The statements (sql/NAME.sql line):\n\n";
+	foreach my $d (@details)
+	{
+		foreach my $blk (grep { $_->{class} eq 'plan' } @{ $d->[1] })
+		{
+			my ($first) = grep { /\S/ } @{ $blk->{stmt} };
+			printf $r "- %s %d: `%s`\n", $d->[0], $blk->{line}, substr($first // '', 0, 100);
+		}
+	}
 	close $r;
 }
 print "$summary\n";

@@ -5,8 +5,9 @@
 # twice against the same server binaries: cluster A without gpusort, cluster B
 # with shared_preload_libraries = gpusort and the settings that put its sort
 # node on every sort it can take; then compares the two runs' results/NAME.out
-# statement by statement (scripts/pg-regress-compare.pl): plan text and rows
-# of equal keys in another order are listed, any other difference fails.  The
+# statement by statement (scripts/pg-regress-compare.pl): plan text, rows of
+# equal keys in another order and the results of the statements listed in
+# --allowed are listed, any other difference fails.  The
 # comparison is between the two runs, not against the suite's expected/ files
 # (the suite of another minor release fails a few tests on both).
 #
@@ -16,6 +17,9 @@
 #                (default: a new /tmp/gpusort-pg-suite-N.XXXXXX)
 #   --report F   the markdown report (default DIR/report.md)
 #   --no-build   use the gpusort already installed (scripts/test.sh built it)
+#   --allowed F  the statements whose results depend on the order of rows with
+#                equal sort keys (default scripts/pg-regress-suite.allowed):
+#                their differences are listed as "ties", not failures
 #   MAKE ARGS    for building gpusort (default CUDA=0)
 #
 #   GS_SUITE_SETTINGS   run B's server settings beyond the preload
@@ -25,20 +29,21 @@
 # The suite's sources are the newest postgresql-N_*.orig.tar.bz2 of the
 # folder pg-build.sh uses (GS_PG_SRC), unpacked and configured once into
 # $GS_PG_CACHE/regress-src-VERSION, where only src/test/regress is built.
-# Exit status: 0 when no result differs, 1 when one does, 2 when it cannot run,
+# Exit status: 0 when no result differs (but for the allowed ones), 1 when one does, 2 when it cannot run,
 # 3 when there is no source tarball.  Last line:
-#   pg-regress-suite N: N tests, N plan-text, N order, N result differences
+#   pg-regress-suite N: N tests, N plan-text, N order, N ties, N result differences
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$GS_ROOT"
 
-pg='' out='' report='' build=1
+pg='' out='' report='' build=1 allowed=$GS_ROOT/scripts/pg-regress-suite.allowed
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) pg=${2:?--pg needs a version}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
 	--report) report=${2:?}; shift 2 ;;
 	--no-build) build=0; shift ;;
+	--allowed) allowed=${2:?}; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -165,5 +170,5 @@ gs_log "pg-regress-suite $pg: $(($(date +%s) - start)) s (runs: $(tr '\n' ' ' <"
 rc=0
 perl "$GS_ROOT/scripts/pg-regress-compare.pl" --sql "$regress/sql" --a "$out/a/results" --b "$out/b/results" \
 	--a-log "$out/a/pg_regress.log" --b-log "$out/b/pg_regress.log" --server-log "$out/b/server.log" \
-	--notes "$out/notes.md" --report "$report" --label "$pg" || rc=$?
+	--notes "$out/notes.md" --report "$report" --label "$pg" --allowed "$allowed" || rc=$?
 exit "$rc"
