@@ -21,8 +21,8 @@
 #   --server-log       run B's server log (a crashed backend)
 #   --notes     markdown put at the head of the report
 #   --allowed   lines "TEST<tab>STATEMENT<tab>WHY": a result difference of a
-#               statement of TEST that begins with STATEMENT (its first line,
-#               blanks squeezed, case ignored) is of the class ties
+#               statement of TEST that begins with STATEMENT (blanks squeezed,
+#               case ignored) is of the class ties
 # Prints a table (test, class, blocks) and a last line "pg-regress-suite
 # LABEL: N tests, N plan-text, N order, N ties, N result differences"
 # (tests with at least one block of that class); exits 1 when a result differs.
@@ -120,8 +120,7 @@ sub squeeze { my $t = lc($_[0] // ''); $t =~ s/\s+/ /g; $t =~ s/^ | $//g; return
 sub allowed_why
 {
 	my ($test, $stmt) = @_;
-	my ($first) = grep { /\S/ && !/^\s*--/ } @$stmt;
-	my $text = squeeze($first);
+	my $text = squeeze(join(' ', grep { !/^\s*--/ } @$stmt));
 	for (@allowed)
 	{
 		return $_->[2] if $_->[0] eq $test && substr($text, 0, length $_->[1]) eq $_->[1];

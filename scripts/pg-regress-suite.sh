@@ -92,23 +92,27 @@ prepare_suite() {
 }
 
 # run_suite NAME SERVER_MODE SETTINGS: one cluster, installcheck-parallel into
-# $out/NAME (results/, regression.diffs, pg_regress.log, server.log).
+# $out/NAME (results/, regression.diffs, pg_regress.log, server.log).  Both
+# runs write into $out/run first: some outputs show its path.
 run_suite() {
-	local name=$1 dir=$out/$1 start
+	local name=$1 run=$out/run start
 	shift
 	start=$(date +%s)
-	mkdir -p "$dir/results"
+	rm -rf "$run"
+	mkdir -p "$run/results"
 	GS_SERVER_MODE=$1 gs_start_cluster "$2" || return 2
-	# the server writes files into results/ (COPY TO, lo_export)
-	[ -z "${GS_OWNER:-}" ] || chown "$GS_OWNER" "$dir/results"
+	# pg_regress runs as the server's user: psql and the server (COPY TO,
+	# lo_export) write the same files in results/
+	[ -z "${GS_OWNER:-}" ] || chown -R "$GS_OWNER" "$run"
 	[ "$name" = a ] || check_node
 	gs_log "installcheck-parallel, run $name ($(pg_config --version)${2:+, $2})"
-	"$regress/pg_regress" --inputdir="$regress" --outputdir="$dir" --bindir="$(pg_config --bindir)" \
+	"${GS_RUN[@]}" "$regress/pg_regress" --inputdir="$regress" --outputdir="$run" --bindir="$(pg_config --bindir)" \
 		--dlpath="$regress" --max-concurrent-tests=20 --schedule="$regress/parallel_schedule" \
-		--host="$PGHOST" --port="$PGPORT" --user="$PGUSER" >"$dir/pg_regress.log" 2>&1 || true
-	grep -E 'tests? (passed|failed)|failed \(|All [0-9]+ tests' "$dir/pg_regress.log" | sed 's/^/   /' >&2 || true
-	cp "$GS_PGDIR/server.log" "$dir/server.log"
+		--host="$PGHOST" --port="$PGPORT" --user="$PGUSER" >"$run/pg_regress.log" 2>&1 || true
+	grep -E 'tests? (passed|failed)|failed \(|All [0-9]+ tests' "$run/pg_regress.log" | sed 's/^/   /' >&2 || true
+	cp "$GS_PGDIR/server.log" "$run/server.log"
 	gs_stop_cluster
+	mv "$run" "$out/$name"
 	echo "$name $(($(date +%s) - start))" >>"$out/times"
 }
 
