@@ -16,7 +16,9 @@
 #
 # Counts: each pg_regress test of each PostgreSQL, each "ok"/"not ok" line of
 # the C tests (a C test program that skips itself, e.g. for want of a GPU,
-# counts 0), and each TAP line of scripts/hardening.sh --device cpu --quick.
+# counts 0), each TAP line of scripts/hardening.sh --device cpu --quick, and
+# PostgreSQL's own regression suite with gpusort's node forced on, one per
+# PostgreSQL (scripts/pg-regress-suite.sh; GS_SKIP_PG_SUITE=1 leaves it out).
 # The subtotals of the programs show as "N ok, N not ok", so that the last
 # line is the only one of the form "N passed, N failed".
 set -euo pipefail
@@ -113,6 +115,19 @@ for pg in "${pg_list[@]}"; do
 		rm -f "$hlog"
 	fi
 	first=0
+
+	# PostgreSQL's own regression suite with and without gpusort's node, one
+	# count per PostgreSQL (scripts/pg-regress-suite.sh); GS_SKIP_PG_SUITE=1 leaves it out
+	if [ "${GS_SKIP_PG_SUITE:-0}" != 1 ]; then
+		rc=0
+		bash scripts/pg-regress-suite.sh --pg "$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')" \
+			--no-build "$@" 2>&1 | subtotals || rc=$?
+		case $rc in
+		0) passed=$((passed + 1)) ;;
+		3) skipped="$skipped $pg (its regression suite)" ;;
+		*) failed=$((failed + 1)) ;;
+		esac
+	fi
 done
 
 # the Debian package (debian/): built in a copy of the tree, checked in a
