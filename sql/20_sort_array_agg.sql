@@ -117,8 +117,8 @@ SELECT pg_get_viewdef('sa_view') = :'viewdef' AS unchanged,
 	   pg_get_viewdef('sa_view') ~ 'gpu_sort\(array_agg\((sa\.)?i4\), true\)' AS shows_gpu_sort_array_agg;
 
 -- The rewrite needs no right to use gpu_sort's schema: a view's caller
--- without it gets the rewrite too.  A user who may not execute gpu_sort_agg
--- keeps gpu_sort over array_agg.
+-- without it gets the rewrite too.  Where PUBLIC may not execute
+-- gpu_sort_agg, gpu_sort over array_agg stays.
 SET max_parallel_workers_per_gather = 0;
 CREATE ROLE regress_sa_user;
 CREATE SCHEMA sa_views;
@@ -136,6 +136,18 @@ SET ROLE regress_sa_user;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT s FROM sa_views.sa_sorted;
 SELECT s IS NOT DISTINCT FROM (SELECT array_agg(i2 ORDER BY i2) FROM sa) AS same FROM sa_views.sa_sorted;
 RESET ROLE;
+-- A plan is cached across roles and the executor checks EXECUTE as the role
+-- that runs it: where PUBLIC may not execute gpu_sort_agg, no plan is
+-- rewritten, so that a plan made by a role that may cannot fail for one that
+-- may not.
+GRANT EXECUTE ON FUNCTION gpu_sort_agg(int2) TO CURRENT_USER;
+PREPARE sa_cached AS SELECT cardinality(s) FROM sa_views.sa_sorted;
+EXPLAIN (VERBOSE, COSTS OFF) EXECUTE sa_cached;
+SET ROLE regress_sa_user;
+EXECUTE sa_cached;
+RESET ROLE;
+DEALLOCATE sa_cached;
+REVOKE EXECUTE ON FUNCTION gpu_sort_agg(int2) FROM CURRENT_USER;
 GRANT EXECUTE ON FUNCTION gpu_sort_agg(int2) TO PUBLIC;
 DROP SCHEMA sa_views CASCADE;
 REVOKE ALL ON sa FROM regress_sa_user;

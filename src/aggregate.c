@@ -593,12 +593,23 @@ read_header(const char *data, Size datalen)
 Datum
 gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_deserialize");
-	bytea	   *serial = PG_GETARG_BYTEA_PP(0);
-	const char *data = VARDATA_ANY(serial);
-	SortAggSerialHeader header = read_header(data, VARSIZE_ANY_EXHDR(serial));
-	SortAggState *state = new_state(aggcontext, header.elemtype, header.descending != 0);
-	int32		param_len = Max(header.param_len, 0);
+	bytea	   *serial;
+	const char *data;
+	SortAggSerialHeader header;
+	SortAggState *state;
+	int32		param_len;
+
+	/*
+	 * In the memory of the call (the input tuple's), as PostgreSQL's own
+	 * deserialize functions: the combine function copies the state into the
+	 * aggregate's memory, so nothing of it outlives the tuple.
+	 */
+	(void) agg_context(fcinfo, "gpu_sort_agg_deserialize");
+	serial = PG_GETARG_BYTEA_PP(0);
+	data = VARDATA_ANY(serial);
+	header = read_header(data, VARSIZE_ANY_EXHDR(serial));
+	state = new_state(CurrentMemoryContext, header.elemtype, header.descending != 0);
+	param_len = Max(header.param_len, 0);
 
 	if (header.param_len >= 0)
 		gpusort_agg_param(state, data + sizeof(header), header.param_len,

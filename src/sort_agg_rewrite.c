@@ -126,19 +126,43 @@ match_sort_of_array_agg(const FuncExpr *fcall, SortOfArrayAgg *match)
 	return match->element != NULL && match->descending != NULL;
 }
 
+/* Whether every role may execute the function of pg_proc's tuple: its ACL grants EXECUTE to PUBLIC. */
+static bool
+public_may_execute(HeapTuple tuple)
+{
+	bool		isnull;
+	Datum		datum = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_proacl, &isnull);
+	Acl		   *acl;
+	AclItem    *items;
+
+	if (isnull)
+		return true;			/* the default: PUBLIC may execute functions */
+	acl = DatumGetAclP(datum);
+	items = ACL_DAT(acl);
+	for (int i = 0; i < ACL_NUM(acl); i++)
+	{
+		if (items[i].ai_grantee == ACL_ID_PUBLIC && (ACLITEM_GET_PRIVS(items[i]) & ACL_EXECUTE))
+			return true;
+	}
+	return false;
+}
+
 /*
  * gpu_sort_agg(T) for ascending, gpu_sort_agg(T, bool) for descending, from
- * gpu_sort's own schema, returning the type gpu_sort returns, that the user
- * may execute; InvalidOid when there is none.  Looked up in the catalog
- * rather than by name resolution, which would need the right to use the
- * schema: a view's caller may call gpu_sort without it.
+ * gpu_sort's own schema, returning the type gpu_sort returns, with its
+ * EXECUTE granted to PUBLIC (as by default); InvalidOid when there is none.  A plan is cached across roles, and the executor checks the right to
+ * execute the aggregate as the role that runs it: where that right was
+ * changed, the rewrite could fail for a role that may call gpu_sort.  Looked
+ * up in the catalog rather than by name resolution, which would need the
+ * right to use the schema: a view's caller may call gpu_sort without it.
  */
 static Oid
 lookup_sort_agg(const FuncExpr *fcall, Oid elemtype, bool descending)
 {
 	Oid			argtypes[2] = {elemtype, BOOLOID};
 	Oid			aggfnoid;
-	AclResult	aclresult;
+	HeapTuple	tuple;
+	bool		public_may;
 
 	aggfnoid = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid,
 							   CStringGetDatum("gpu_sort_agg"),
@@ -147,12 +171,12 @@ lookup_sort_agg(const FuncExpr *fcall, Oid elemtype, bool descending)
 	if (!OidIsValid(aggfnoid) || get_func_prokind(aggfnoid) != PROKIND_AGGREGATE ||
 		get_func_rettype(aggfnoid) != fcall->funcresulttype)
 		return InvalidOid;
-#if PG_VERSION_NUM >= 160000
-	aclresult = object_aclcheck(ProcedureRelationId, aggfnoid, GetUserId(), ACL_EXECUTE);
-#else
-	aclresult = pg_proc_aclcheck(aggfnoid, GetUserId(), ACL_EXECUTE);
-#endif
-	return aclresult == ACLCHECK_OK ? aggfnoid : InvalidOid;
+	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		return InvalidOid;
+	public_may = public_may_execute(tuple);
+	ReleaseSysCache(tuple);
+	return public_may ? aggfnoid : InvalidOid;
 }
 
 /*
