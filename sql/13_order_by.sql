@@ -1,7 +1,7 @@
 -- The ORDER BY node: every result compared with PostgreSQL's own Sort
 -- (gpusort.enable_sort off) on the same data.  The node's sort is stable, so
 -- its order is PostgreSQL's with the row's place in the table as the last
--- key: ob_check compares "q" under the node with "q, ctid" under Sort, and says
+-- key: node_check compares "q" under the node with "q, ctid" under Sort, and says
 -- whether the node ran at all.
 
 -- The planner offers the node once the module is loaded in the session:
@@ -37,41 +37,18 @@ SELECT g,
 FROM (SELECT g, random() r1, random() r2, random() r3 FROM generate_series(1, 20000) g) s;
 ANALYZE ob;
 
--- 'ok': the node ran and its rows equal Sort's; 'not used': the plan has no
--- node; else what differs.
-CREATE FUNCTION ob_check(q text, tiebreak text DEFAULT ', ctid') RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	plan text := '';
-	line text;
-	got text;
-	want text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		plan := plan || line || E'\n';
-	END LOOP;
-	IF plan NOT LIKE '%Custom Scan (gpusort)%' THEN
-		RETURN 'not used';
-	END IF;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || ') s'
-		INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || tiebreak || ') s'
-		INTO want;
-	IF got IS DISTINCT FROM want THEN
-		RETURN 'differs: ' || got || ' vs ' || want;
-	END IF;
-	RETURN 'ok';
-END $$;
+-- node_check (include/helpers.sql): the node's rows against Sort's
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
 
 -- every type, direction and NULL placement
-SELECT c, o, ob_check(format('SELECT id, %s FROM ob ORDER BY %s %s', c, c, o))
+SELECT c, o, node_check(format('SELECT id, %s FROM ob ORDER BY %s %s', c, c, o))
 FROM unnest(ARRAY['i2', 'i4', 'i8', 'f4', 'f8', 'd', 'ts', 'tz']) c,
 	 unnest(ARRAY['', 'NULLS FIRST', 'DESC', 'DESC NULLS LAST']) o;
 
 -- several keys: 32, 64 and 128 bits a row (NULL bits included)
-SELECT q, ob_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q) FROM unnest(ARRAY[
 	'SELECT id, i2 FROM ob ORDER BY i2, id',
 	'SELECT * FROM ob ORDER BY i2 DESC, f4 NULLS FIRST',
 	'SELECT * FROM ob ORDER BY d, i2 DESC',
@@ -85,14 +62,14 @@ SELECT q, ob_check(q) FROM unnest(ARRAY[
 ]) q;
 
 -- keys that are expressions, and rows that are not all by value
-SELECT q, ob_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q) FROM unnest(ARRAY[
 	'SELECT id, t FROM ob ORDER BY i4 % 7, i2',
 	'SELECT id, i2 + i4 AS s, t FROM ob ORDER BY i2 + i4 DESC',
 	'SELECT t, f8 FROM ob ORDER BY f8 * 2, i2 NULLS FIRST'
 ]) q;
 
 -- not offered: keys of other types, more than 128 bits
-SELECT q, ob_check(q, '') FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT id FROM ob ORDER BY t',
 	'SELECT id, upper(t) FROM ob ORDER BY i2, 2',
 	'SELECT id FROM ob ORDER BY tz, f8 DESC',
@@ -102,7 +79,7 @@ SELECT q, ob_check(q, '') FROM unnest(ARRAY[
 ]) q;
 
 -- LIMIT and OFFSET, subqueries, empty and all-equal inputs
-SELECT q, ob_check(q, '') FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT id, i4 FROM ob ORDER BY i4, id LIMIT 10000 OFFSET 100',
 	'SELECT i2 FROM ob ORDER BY i2 LIMIT 12000',
 	'SELECT id, i2 FROM ob ORDER BY i2, id LIMIT 12000',
@@ -112,7 +89,7 @@ SELECT q, ob_check(q, '') FROM unnest(ARRAY[
 	'SELECT id, i4 FROM ob WHERE i4 > (SELECT max(i4) FROM ob) ORDER BY i4',
 	'SELECT * FROM ob WHERE i4 IS NOT NULL ORDER BY i4 NULLS FIRST, id'
 ]) q;
-SELECT ob_check('SELECT id, 7 AS k FROM ob ORDER BY (id * 0)');
+SELECT node_check('SELECT id, 7 AS k FROM ob ORDER BY (id * 0)');
 
 -- EXPLAIN shows the node and its keys
 EXPLAIN (COSTS OFF) SELECT * FROM ob ORDER BY f8 DESC, i2 NULLS FIRST;
@@ -137,7 +114,7 @@ BEGIN
 	END LOOP;
 	RETURN CASE WHEN plan LIKE '%Custom Scan (gpusort)%' THEN 'node' ELSE 'sort' END;
 END $$;
-SELECT q, ob_check(q, '') AS result, ob_verbose(q) AS verbose FROM unnest(ARRAY[
+SELECT q, node_check(q, '') AS result, ob_verbose(q) AS verbose FROM unnest(ARRAY[
 	'SELECT id, sum(i2) OVER (PARTITION BY i2 ORDER BY id) s FROM ob ORDER BY s, id',
 	'SELECT id, count(*) OVER () c FROM ob ORDER BY i4, id',
 	'SELECT id, row_number() OVER (ORDER BY id) FROM (SELECT id, i4 FROM ob ORDER BY i4, id OFFSET 0) s'
@@ -163,10 +140,10 @@ SELECT ob_explain('SELECT id FROM ob ORDER BY i8, f4');
 CREATE FUNCTION ob_rows() RETURNS SETOF ob LANGUAGE sql ROWS 8000 AS 'SELECT * FROM ob';
 SET work_mem = '2MB';
 SELECT ob_explain('SELECT * FROM ob_rows() ORDER BY i4');
-SELECT o, ob_check(format('SELECT * FROM ob_rows() ORDER BY %s', o), '')
+SELECT o, node_check(format('SELECT * FROM ob_rows() ORDER BY %s', o), '')
 FROM unnest(ARRAY['i4, id', 'f8 DESC, id', 'd NULLS FIRST, f4 DESC, id']) o;
 -- where the planner expects them not to fit, Sort
-SELECT ob_check('SELECT * FROM ob ORDER BY i4');
+SELECT node_check('SELECT * FROM ob ORDER BY i4');
 SET work_mem = '64MB';
 
 -- SCROLL cursors: a walk back and forth gives the same rows as under Sort
@@ -221,11 +198,11 @@ EXPLAIN (COSTS OFF) DECLARE cur SCROLL CURSOR FOR SELECT id, i2 FROM ob ORDER BY
 SET enable_material = off;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
-SELECT ob_check('SELECT v.k, s.id FROM (VALUES (1), (2), (3)) v(k) LEFT JOIN '
+SELECT node_check('SELECT v.k, s.id FROM (VALUES (1), (2), (3)) v(k) LEFT JOIN '
 				'(SELECT id, i4 FROM ob ORDER BY i4, id OFFSET 0) s ON s.id % 5000 = v.k', '');
 EXPLAIN (COSTS OFF) SELECT v.k, s.id FROM (VALUES (1), (2), (3)) v(k) LEFT JOIN
 	(SELECT id, i4 FROM ob ORDER BY i4, id OFFSET 0) s ON s.id % 5000 = v.k;
-SELECT ob_check('SELECT v.k, s.* FROM (VALUES (-50), (0), (50)) v(k), '
+SELECT node_check('SELECT v.k, s.* FROM (VALUES (-50), (0), (50)) v(k), '
 				'LATERAL (SELECT id, f4 FROM ob WHERE i2 > v.k ORDER BY f4, id OFFSET 0) s', '');
 EXPLAIN (COSTS OFF) SELECT v.k, s.* FROM (VALUES (-50), (0), (50)) v(k),
 	LATERAL (SELECT id, f4 FROM ob WHERE i2 > v.k ORDER BY f4, id OFFSET 0) s;
@@ -240,9 +217,9 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET parallel_leader_participation = off;
 EXPLAIN (COSTS OFF) SELECT id, i4 FROM ob ORDER BY i4, id;
-SELECT ob_check('SELECT id, i4 FROM ob ORDER BY i4, id', '');
-SELECT ob_check('SELECT id, d, f8 FROM ob ORDER BY d DESC, i4, id', '');
-SELECT ob_check('SELECT i4, count(*) FROM ob GROUP BY i4 ORDER BY i4', '');
+SELECT node_check('SELECT id, i4 FROM ob ORDER BY i4, id', '');
+SELECT node_check('SELECT id, d, f8 FROM ob ORDER BY d DESC, i4, id', '');
+SELECT node_check('SELECT i4, count(*) FROM ob GROUP BY i4 ORDER BY i4', '');
 EXPLAIN (COSTS OFF) SELECT i4, count(*) FROM ob GROUP BY i4 ORDER BY i4;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
@@ -253,6 +230,5 @@ RESET parallel_leader_participation;
 DROP FUNCTION ob_walk_same(text);
 DROP FUNCTION ob_walk(text);
 DROP FUNCTION ob_explain(text);
-DROP FUNCTION ob_check(text, text);
 DROP FUNCTION ob_rows();
 DROP TABLE ob;

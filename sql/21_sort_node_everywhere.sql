@@ -23,29 +23,10 @@ CREATE TABLE ev2 AS SELECT id + 3000 AS id, k, s, f FROM ev WHERE id % 3 <> 0;
 ANALYZE ev;
 ANALYZE ev2;
 
--- 'ok': the node ran and the rows equal Sort's (count and checksum, in order);
--- 'not used': the plan has no node; else what differs
-CREATE FUNCTION ev_check(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	plan text := '';
-	line text;
-	got text;
-	want text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		plan := plan || line || E'\n';
-	END LOOP;
-	IF plan NOT LIKE '%Custom Scan (gpusort)%' THEN
-		RETURN 'not used';
-	END IF;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || ') s'
-		INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || ') s'
-		INTO want;
-	RETURN CASE WHEN got = want THEN 'ok' ELSE 'differs: ' || got || ' vs ' || want END;
-END $$;
+-- node_check (include/helpers.sql): the node's rows against Sort's, in order
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
 
 -- the plan's node count (EXPLAIN without ANALYZE)
 CREATE FUNCTION ev_nodes(q text) RETURNS int LANGUAGE plpgsql AS $$
@@ -62,7 +43,7 @@ BEGIN
 END $$;
 
 -- window functions
-SELECT q, ev_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT id, row_number() OVER (ORDER BY k, id) FROM ev',
 	'SELECT id, rank() OVER (PARTITION BY s ORDER BY f, id) FROM ev',
 	'SELECT id, sum(k) OVER (PARTITION BY d ORDER BY s DESC NULLS LAST, id ROWS 3 PRECEDING) FROM ev',
@@ -73,7 +54,7 @@ SELECT ev_nodes('SELECT id, row_number() OVER (ORDER BY k, id) FROM ev') AS wind
 
 -- GROUP BY through GroupAggregate, DISTINCT through Unique, set operations through SetOp
 SET enable_hashagg = off;
-SELECT q, ev_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT k, count(*), sum(id) FROM ev GROUP BY k',
 	'SELECT s, d, max(t) FROM ev GROUP BY s, d',
 	'SELECT f, count(*) FROM ev GROUP BY f',
@@ -93,7 +74,7 @@ RESET enable_hashagg;
 -- restored over runs of equal keys
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
-SELECT q, ev_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT a.id, b.id FROM ev a JOIN ev2 b ON a.k = b.k ORDER BY a.id, b.id',
 	'SELECT count(*), sum(a.id::int8 * b.id) FROM ev a JOIN ev2 b ON a.k = b.k',
 	'SELECT a.id, b.id FROM ev a LEFT JOIN ev2 b ON a.s = b.s AND a.k = b.k ORDER BY 1, 2',
@@ -107,7 +88,7 @@ RESET enable_nestloop;
 
 -- under a Limit: only count + offset rows are kept.  Rows of equal keys may
 -- come in any order, so these compare keys, or keys made unique by id.
-SELECT q, ev_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT k FROM ev ORDER BY k LIMIT 100',
 	'SELECT k, id FROM ev ORDER BY k DESC, id LIMIT 2500',
 	'SELECT s FROM ev ORDER BY s NULLS FIRST LIMIT 700 OFFSET 20',
@@ -123,7 +104,7 @@ SELECT ev_nodes('SELECT k FROM ev ORDER BY k LIMIT 100') AS limit_nodes;
 -- bounds past what memory holds (the rows are then read whole), and a count
 -- or offset with volatile functions, which the Limit alone evaluates (the
 -- node sorts every row then): one nextval() a scan, the rows Sort gives
-SELECT q, ev_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT k FROM ev ORDER BY k LIMIT 4611686018427387904',
 	'SELECT k FROM ev ORDER BY k LIMIT 3000000000000000000 OFFSET 3000000000000000000',
 	'SELECT k FROM ev ORDER BY k LIMIT 9223372036854775807 OFFSET 10'
@@ -154,8 +135,8 @@ CREATE TABLE ev_top_off AS EXECUTE ev_top(37, 5);
 RESET gpusort.enable_sort;
 RESET plan_cache_mode;
 SELECT count(*) AS rows, (SELECT count(*) FROM (TABLE ev_top_on EXCEPT ALL TABLE ev_top_off) x) AS differ FROM ev_top_on;
-SELECT ev_check('SELECT g, (SELECT sum(id) FROM (SELECT id FROM ev ORDER BY k, id LIMIT g * 1000) s) FROM generate_series(1, 4) g');
-SELECT ev_check('SELECT g, (SELECT max(k) FROM (SELECT k FROM ev WHERE id % 4 = g ORDER BY k DESC LIMIT 10) s) FROM generate_series(0, 3) g');
+SELECT node_check('SELECT g, (SELECT sum(id) FROM (SELECT id FROM ev ORDER BY k, id LIMIT g * 1000) s) FROM generate_series(1, 4) g', '');
+SELECT node_check('SELECT g, (SELECT max(k) FROM (SELECT k FROM ev WHERE id % 4 = g ORDER BY k DESC LIMIT 10) s) FROM generate_series(0, 3) g', '');
 -- EXPLAIN ANALYZE shows the bound (PostgreSQL 18 shows buffers by default
 -- and row counts with two decimals)
 CREATE FUNCTION ev_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
@@ -192,7 +173,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET enable_hashagg = off;
-SELECT q, ev_check(q) FROM unnest(ARRAY[
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
 	'SELECT k, count(*) FROM ev GROUP BY k',
 	'SELECT s, sum(b) FROM ev GROUP BY s',
 	'SELECT k FROM ev ORDER BY k LIMIT 50'
@@ -224,5 +205,4 @@ RESET gpusort.enable_sort;
 DROP TABLE ev_top_on, ev_top_off;
 DEALLOCATE ev_top;
 DROP FUNCTION ev_nodes(text);
-DROP FUNCTION ev_check(text);
 DROP TABLE ev, ev2;

@@ -206,21 +206,30 @@ match_sort_keys(List *pathkeys, Path *input, List **private)
 #define SORT_NODE_ROW_COST_128		0.025	/* more a row for a 128-bit word */
 #define SORT_NODE_STARTUP_COST		10.0
 
+/* The ordered bits of the plan's keys, with one NULL bit each when null_bits. */
+static int
+key_bits(List *private, bool null_bits)
+{
+	int			bits = 0;
+	ListCell   *lc;
+
+	foreach(lc, (List *) list_nth(private, PRIV_TYPES))
+	{
+		bool		is_float;
+
+		bits += sort_key_width(lfirst_oid(lc), &is_float) + (null_bits ? 1 : 0);
+	}
+	return bits;
+}
+
 static void
 cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
 {
 	double		rows = Max(subpath->rows, 1.0);
 	List	   *types = (List *) list_nth(private, PRIV_TYPES);
-	int			bits = 0;
+	int			bits = key_bits(private, false);
 	double		per_row;
-	ListCell   *lc;
 
-	foreach(lc, types)
-	{
-		bool		is_float;
-
-		bits += sort_key_width(lfirst_oid(lc), &is_float);
-	}
 	per_row = SORT_NODE_ROW_COST + cpu_operator_cost * list_length(types);
 	if (bits > 32)
 		per_row += SORT_NODE_ROW_COST_64;
@@ -501,20 +510,12 @@ static bool
 worth_swapping(Sort *sort, List *private, double bound)
 {
 	double		rows = sort->plan.plan_rows;
-	int			bits = 0;
-	ListCell   *lc;
 
 	if (gpusort_sort_node_min_rows == 0)
 		return true;
 	if (rows < node_min_rows() || (bound >= 0 && bound < SORT_NODE_MIN_BOUND))
 		return false;
-	foreach(lc, (List *) list_nth(private, PRIV_TYPES))
-	{
-		bool		is_float;
-
-		bits += sort_key_width(lfirst_oid(lc), &is_float) + 1;
-	}
-	if (bound >= 0 && bits <= 64)
+	if (bound >= 0 && key_bits(private, true) <= 64)
 		rows = Min(rows, 2 * bound + SORT_NODE_PRUNE_MIN);
 	return fits_in_work_mem(rows, sort->plan.plan_width, sort->numCols);
 }
