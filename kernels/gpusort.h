@@ -61,6 +61,7 @@ typedef enum gs_status
 	GS_ERR_NO_DEVICE,			/* driver present, no (such) device */
 	GS_ERR_CUDA,				/* any other CUDA error; the message names it */
 	GS_ERR_INTERRUPTED,			/* the interrupt callback asked to stop */
+	GS_ERR_GPU_LOST,			/* the process (or GPU) running the job is gone */
 	GS_NUM_STATUSES
 } gs_status;
 
@@ -404,6 +405,15 @@ size_t		gs_stream_job_device_bytes(const gs_stream_job *job);
  */
 gs_status	gs_worker_sort(gs_worker *worker, const gs_stream_job *job, const gs_stream_io *io,
 						   gs_run_report *report, gs_error *err);
+
+#ifdef GS_INJECTION_POINTS
+/*
+ * Test builds only: runs a kernel that never ends on the calling thread's
+ * device and waits for it, as a hung GPU would.  It does not return; only
+ * the end of the process ends it.
+ */
+void		gs_inject_hang(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
  * or raises the error (gpu).
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "gpusort.h"
 #include "internal.h"
@@ -172,3 +173,12 @@ gs_worker_sort(gs_worker *worker, const gs_stream_job *job, const gs_stream_io *
 		memset(report, 0, sizeof(*report));
 	return gs_fail(err, GS_ERR_NO_CUDA, GS_NO_CUDA_REASON);
 }
+
+#ifdef GS_INJECTION_POINTS
+void
+gs_inject_hang(void)
+{
+	for (;;)
+		pause();
+}
+#endif

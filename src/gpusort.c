@@ -56,6 +56,7 @@ int			gpusort_max_device_memory = 0;
 int			gpusort_server_memory = 0;
 int			gpusort_transfer_area = 256;
 int			gpusort_server_streams = 4;
+int			gpusort_server_job_timeout = 60000;
 
 GpusortLastRun gpusort_last;
 
@@ -159,6 +160,17 @@ _PG_init(void)
 								&gpusort_server_streams,
 								4, 1, 64,
 								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+
+		DefineCustomIntVariable("gpusort.server_job_timeout",
+								"Sets how long a job may be busy on its GPU before the GPU server ends the GPU process.",
+								"A job busy longer than this is taken for a hung GPU: the GPU process is "
+								"ended and started again, and its jobs fail (or, under gpusort.device = "
+								"auto, run on the CPU).  Time a job waits for its backend does not count.  "
+								"0 means no limit.",
+								&gpusort_server_job_timeout,
+								60000, 0, INT_MAX,
+								PGC_SIGHUP, GUC_UNIT_MS,
 								NULL, NULL, NULL);
 
 		gpusort_server_register();
@@ -349,6 +361,13 @@ gpu_error(gs_status status, const char *message)
 					 errdetail("The GPU library reported: %s.", message),
 					 errhint("Set gpusort.device to \"auto\" or \"cpu\" to sort on the CPU.")));
 			break;
+		case GS_ERR_GPU_LOST:
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("the GPU process ended while sorting"),
+					 errdetail("The GPU server reported: %s.", message),
+					 errhint("The GPU server starts the GPU process again: the statement can be retried.  Set gpusort.device to \"auto\" to sort on the CPU when the GPU fails.")));
+			break;
 		case GS_ERR_CUDA:
 			ereport(ERROR,
 					(errcode(ERRCODE_SYSTEM_ERROR),
@@ -384,6 +403,7 @@ gpu_fallback(gs_status status, const char *message)
 		ereport(WARNING,
 				(errcode(ERRCODE_SYSTEM_ERROR),
 				 errmsg("GPU sort failed, sorting on the CPU instead"),
+				 status == GS_ERR_GPU_LOST ? errdetail("The GPU server reported: %s.", message) :
 				 errdetail("The GPU library reported: %s.", message),
 				 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
 }

@@ -1,20 +1,22 @@
 /*
  * server.h: the GPU server's shared memory, shared by the server process
- * (server.c) and the backends that hand it jobs (server_client.c).
+ * (server.c), the GPU process it supervises (gpu_process.c) and the backends
+ * that hand it jobs (server_client.c).
  *
- * With shared_preload_libraries = 'gpusort' one background worker owns the
- * CUDA contexts, one per GPU, and sorts for every backend.  A backend puts
- * its job in a slot of the main shared memory segment and waits on its
- * latch; the server admits jobs in submission order once a worker thread,
- * device memory within the budget and a region of the transfer area are
- * free, and the data stream through that region, which the server pinned
- * once, in chunks: the backend copies a chunk in while the device copies the
- * last one, and the same on the way out.
+ * With shared_preload_libraries = 'gpusort' one background worker, the GPU
+ * server, admits the jobs of every backend, and one process it forks, the GPU
+ * process, runs them on the GPUs: it alone calls CUDA.  A backend puts its job
+ * in a slot of the main shared memory segment and waits on its latch; the
+ * server admits jobs in submission order once a worker thread of the GPU
+ * process, device memory within the budget and a region of the transfer area
+ * are free, and the data stream through that region, which the GPU process
+ * pinned once, in chunks: the backend copies a chunk in while the device
+ * copies the last one, and the same on the way out.
  *
  * Who writes what: the slot's job description and state under the lock; the
- * streaming counters with plain atomic stores (the worker threads never take
- * a PostgreSQL lock or call PostgreSQL).  A worker thread wakes a backend
- * through the server's main thread (a pipe), which sets the backend's latch.
+ * streaming counters with plain atomic stores (the GPU process never takes a
+ * PostgreSQL lock or calls PostgreSQL).  The GPU process wakes a backend
+ * through the server (a pipe), which sets the backend's latch.
  */
 #ifndef GPUSORT_SERVER_H
 #define GPUSORT_SERVER_H
@@ -38,9 +40,11 @@
 
 typedef enum GpusortServerState
 {
-	GPUSORT_SERVER_STARTING = 0,	/* not yet probed (or restarting) */
+	GPUSORT_SERVER_STARTING = 0,	/* the GPU process starts: jobs wait for it */
 	GPUSORT_SERVER_READY,			/* sorting on devices */
-	GPUSORT_SERVER_NO_GPU			/* running, but no GPU is usable: reason says why */
+	GPUSORT_SERVER_NO_GPU,			/* running, but no GPU is usable: reason says why */
+	GPUSORT_SERVER_RESTARTING		/* the GPU process keeps dying: the server waits
+									 * (reason says how long), jobs go to the CPU */
 } GpusortServerState;
 
 typedef enum GpusortSlotState
@@ -63,7 +67,9 @@ typedef enum GpusortInjection
 	GPUSORT_INJECT_COPY_IN,		/* a worker copying in waits before the second chunk
 								 * (the first of a one-chunk input) */
 	GPUSORT_INJECT_RUNNING,		/* a worker has the input, before the sort */
-	GPUSORT_INJECT_COPY_OUT		/* a worker has sorted, before the first output chunk */
+	GPUSORT_INJECT_COPY_OUT,	/* a worker has sorted, before the first output chunk */
+	GPUSORT_INJECT_HANG			/* a worker with the input never returns (a kernel that
+								 * does not end): the job timeout ends the GPU process */
 } GpusortInjection;
 #endif
 
@@ -104,6 +110,9 @@ typedef struct GpusortJobSlot
 	volatile uint64 out_done;	/* backend: output chunks read (their slots free) */
 	volatile uint32 cancel;		/* backend: stop as soon as possible */
 	volatile uint32 finished;	/* server: the result below is final */
+	volatile uint64 busy_since; /* GPU process: CLOCK_MONOTONIC ns since the job has
+								 * been busy on its device, 0 while it waits for its
+								 * backend (gpusort.server_job_timeout) */
 
 	/* the result */
 	gs_status	status;
@@ -122,16 +131,31 @@ typedef struct GpusortDeviceStats
 	uint64		bytes_sorted;
 } GpusortDeviceStats;
 
+/* What the GPU process found at its start: written by it before it says ready (or no GPU). */
+typedef struct GpusortGpuReport
+{
+	gs_runtime_info runtime;
+	int			ndevices;
+	bool		cpu_device;		/* test builds: the CPU stands in for GPU 0 */
+	gs_device_props props[GPUSORT_SERVER_MAX_DEVICES];
+	char		reason[GS_MESSAGE_LEN]; /* why no GPU is usable */
+} GpusortGpuReport;
+
 typedef struct GpusortServerShared
 {
 	LWLock	   *lock;
 	GpusortServerState state;
-	uint64		generation;		/* bumped by each start of the server */
+	uint64		generation;		/* bumped by each start of a GPU process */
 	int			server_pid;
 	Latch	   *server_latch;
 	TimestampTz started;
-	gs_runtime_info runtime;	/* what the server found */
-	char		reason[GS_MESSAGE_LEN]; /* why no GPU is usable (GPUSORT_SERVER_NO_GPU) */
+	int			gpu_pid;		/* the GPU process, 0: none */
+	TimestampTz gpu_started;
+	uint64		gpu_restarts;	/* GPU processes started after one died */
+	char		gpu_last_exit[GS_MESSAGE_LEN];	/* how the last one ended, "" if none did */
+	GpusortGpuReport gpu_report;	/* the GPU process's, read by the server */
+	gs_runtime_info runtime;	/* what the GPU process found */
+	char		reason[GS_MESSAGE_LEN]; /* why no GPU is usable (NO_GPU, RESTARTING) */
 	int			ndevices;
 	GpusortDeviceStats devices[GPUSORT_SERVER_MAX_DEVICES];
 
@@ -157,6 +181,7 @@ typedef struct GpusortServerShared
 extern int	gpusort_server_memory;	/* MB per GPU, 0: 80% of its memory */
 extern int	gpusort_transfer_area;	/* MB */
 extern int	gpusort_server_streams; /* jobs in flight per GPU */
+extern int	gpusort_server_job_timeout; /* ms a job may be busy on its GPU, 0: no limit */
 
 #ifdef GS_INJECTION_POINTS
 /* Test builds: the server sorts on the CPU in its worker threads when no GPU is usable. */
@@ -175,6 +200,71 @@ extern Size gpusort_area_granules(Size bytes);
 
 /* server.c: releases what a slot holds and frees it; under the lock */
 extern void gpusort_server_release_slot(GpusortJobSlot *slot);
+
+/*
+ * Between the server and the GPU process (gpu_process.c): the commands the
+ * server writes to the GPU process, and the messages it reads back.
+ */
+typedef enum GpusortCommandKind
+{
+	GPUSORT_CMD_RUN,			/* worker: run the job of slot (seq) */
+	GPUSORT_CMD_EXIT_BROKEN		/* end as for a broken context (test builds' injection) */
+} GpusortCommandKind;
+
+typedef struct GpusortCommand
+{
+	int32		kind;
+	int32		worker;
+	int32		slot;
+	int32		pad;
+	uint64		seq;
+} GpusortCommand;
+
+typedef enum GpusortMessageKind
+{
+	GPUSORT_MSG_WAKE,			/* set the latch of the slot's backend */
+	GPUSORT_MSG_FINISHED,		/* the worker is done with the slot's job */
+	GPUSORT_MSG_READY,			/* the devices are ready (gpu_report) */
+	GPUSORT_MSG_NO_GPU			/* no GPU is usable (gpu_report.reason); the process ends */
+} GpusortMessageKind;
+
+typedef struct GpusortMessage
+{
+	int32		kind;
+	int32		worker;
+	int32		slot;
+	int32		status;			/* FINISHED: the job's gs_status */
+	uint64		seq;
+} GpusortMessage;
+
+/* The GPU process's exit codes, beside death by a signal. */
+#define GPUSORT_GPU_EXIT_BROKEN		70	/* a CUDA error left a context unusable */
+#define GPUSORT_GPU_EXIT_ORPHANED	71	/* the server is gone */
+
+extern pid_t gpusort_gpu_process_start(int *command_fd, int *message_fd);
+
+/* The job a slot describes, as gs_worker_sort takes it (max_device_bytes aside). */
+static inline void
+gpusort_slot_stream_job(const GpusortJobSlot *slot, gs_stream_job *job)
+{
+	memset(job, 0, sizeof(*job));
+	job->type = slot->type;
+	job->algorithm = slot->algorithm;
+	job->n = slot->n;
+	job->limit = slot->limit;
+	job->descending = slot->descending;
+	job->want_keys = slot->want_keys;
+	job->want_perm = slot->want_perm;
+}
+
+/* A device's share of the server's memory: gpusort.server_memory, or 80% of it. */
+static inline Size
+gpusort_device_budget(const gs_device_props *props)
+{
+	if (gpusort_server_memory > 0)
+		return Min((Size) gpusort_server_memory * 1024 * 1024, props->total_memory);
+	return props->total_memory / 10 * 8;
+}
 
 /* The streaming counters, read and written across processes and threads. */
 static inline uint64

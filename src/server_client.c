@@ -402,7 +402,7 @@ gpusort_server_usable(const char **reason)
 	wait_server_started();
 	state = gpusort_server->state;
 
-	if (state == GPUSORT_SERVER_NO_GPU)
+	if (state == GPUSORT_SERVER_NO_GPU || state == GPUSORT_SERVER_RESTARTING)
 	{
 		*reason = gpusort_server->reason;
 		return false;
@@ -556,6 +556,8 @@ server_state_name(GpusortServerState state)
 			return "ready";
 		case GPUSORT_SERVER_NO_GPU:
 			return "no gpu";
+		case GPUSORT_SERVER_RESTARTING:
+			return "restarting";
 	}
 	return "unknown";
 }
@@ -641,15 +643,16 @@ gpusort_server_status(PG_FUNCTION_ARGS)
  *   CREATE FUNCTION gpusort_server_held() RETURNS int
  *     AS '$libdir/gpusort' LANGUAGE C;
  * gpusort_server_inject('queued' | 'copy-in' | 'running' | 'copy-out')
- * holds the running server's jobs at that stage, 'none' lets them go on,
- * 'error-exit' makes the server fail as for a broken GPU context;
+ * holds the running GPU process's jobs at that stage, 'none' lets them go on,
+ * 'hang' makes the next job that has its input never return (as a hung GPU),
+ * 'error-exit' makes the GPU process fail as for a broken GPU context;
  * gpusort_server_held() counts the jobs held now.
  * ------------------------------------------------------------------------ */
 
 PG_FUNCTION_INFO_V1(gpusort_server_inject);
 PG_FUNCTION_INFO_V1(gpusort_server_held);
 
-static const char *const injection_names[] = {"none", "queued", "copy-in", "running", "copy-out"};
+static const char *const injection_names[] = {"none", "queued", "copy-in", "running", "copy-out", "hang"};
 
 static void
 check_injection_allowed(void)
@@ -681,7 +684,7 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown injection point \"%s\"", what),
-				 errhint("Use none, queued, copy-in, running, copy-out or error-exit.")));
+				 errhint("Use none, queued, copy-in, running, copy-out, hang or error-exit.")));
 
 	wait_server_started();
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
@@ -738,7 +741,7 @@ gpusort_server_runtime(void)
 		info.status = GS_ERR_NO_DEVICE;
 		strlcpy(info.reason, "the GPU server is starting", sizeof(info.reason));
 	}
-	else if (srv->state == GPUSORT_SERVER_NO_GPU)
+	else if (srv->state == GPUSORT_SERVER_NO_GPU || srv->state == GPUSORT_SERVER_RESTARTING)
 	{
 		if (info.status == GS_OK)
 			info.status = GS_ERR_NO_DEVICE;
