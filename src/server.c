@@ -448,40 +448,6 @@ worker_main(void *arg)
  * The main thread.
  * ------------------------------------------------------------------------ */
 
-/*
- * Gives back bytes of a device's budget; under the lock.  Never below zero:
- * a wrapped counter would keep every job out for good.
- */
-static void
-unreserve(int device, Size bytes)
-{
-	GpusortServerShared *srv = gpusort_server;
-
-	if (device >= 0 && device < GPUSORT_SERVER_MAX_DEVICES)
-		srv->devices[device].reserved_bytes -= Min(bytes, srv->devices[device].reserved_bytes);
-}
-
-/* Releases what a slot holds and frees it; under the lock. */
-void
-gpusort_server_release_slot(GpusortJobSlot *slot)
-{
-	GpusortServerShared *srv = gpusort_server;
-
-	if (slot->region_bytes > 0)
-	{
-		int			first = (int) (slot->region_offset / GPUSORT_AREA_GRANULE);
-		int			count = (int) gpusort_area_granules(slot->region_bytes);
-
-		memset(srv->granule_used + first, 0, count);
-		srv->area_used -= Min(slot->region_bytes, srv->area_used);
-	}
-	unreserve(slot->device, slot->reserved_bytes);
-	slot->region_bytes = 0;
-	slot->reserved_bytes = 0;
-	slot->state = GPUSORT_SLOT_FREE;
-	slot->withdrawn = false;
-}
-
 /* Answers a job without running it; under the lock. */
 static void
 reject_job(GpusortJobSlot *slot, gs_status status, const char *fmt,...) pg_attribute_printf(3, 4);
@@ -782,7 +748,7 @@ settle_orphaned_jobs(uint64 live)
 			gpusort_server_release_slot(slot);
 			continue;
 		}
-		unreserve(slot->device, slot->reserved_bytes);
+		gpusort_server_unreserve(slot->device, slot->reserved_bytes);
 		slot->reserved_bytes = 0;
 		if (!slot->finished)
 		{
