@@ -132,11 +132,12 @@ never(GpusortJobSlot *slot, uint64 arg)
 
 /* ------------------------------------------------------------------------
  * Copies between the backend's memory and the transfer area.  One core
- * copies 7 GB/s on the H100 host, a seventh of what the DMA moves, so
- * chunks of large sorts are copied by COPY_THREADS threads: the backend and
- * helpers it starts on its first large sort.  The helpers run memcpy and
- * nothing else (no PostgreSQL, every signal blocked), and the backend waits
- * for them within the chunk, well under a millisecond.
+ * copies about a seventh of what the DMA moves (README, Performance, "Large
+ * single sorts lose little"), so chunks of large sorts are copied by
+ * COPY_THREADS threads: the backend and helpers it starts on its first
+ * large sort.  The helpers run memcpy and nothing else (no PostgreSQL,
+ * every signal blocked), and the backend waits for them within the chunk,
+ * well under a millisecond.
  * ------------------------------------------------------------------------ */
 
 #define COPY_THREADS		4
