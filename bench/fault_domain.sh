@@ -47,8 +47,7 @@ gs_start_cluster -c max_connections=400 -c shared_buffers=1GB -c gpusort.server_
 trap gs_stop_cluster EXIT
 work=$(mktemp -d /tmp/gpusort-fault-domain.XXXXXX)
 chmod 777 "$work"
-log=$GS_PGDIR/postgres.log
-[ -f "$log" ] || log=$(ls "$GS_PGDIR"/*.log | head -1)
+log=$GS_PGDIR/server.log
 now_ms() { date +%s%3N; }
 q() { psql -X -A -t -q -v ON_ERROR_STOP=1 "$@"; }
 

@@ -1,7 +1,8 @@
 /*
- * gpusort.c: the module: its settings, and the one decision every SQL
- * function shares, where a sort runs (the GPU or the CPU), with the fallbacks
- * and the cleanup that go with it.
+ * gpusort.c: the one decision every SQL function and the sort node share,
+ * where a sort runs (the GPU, the GPU server or the CPU), with the fallbacks
+ * and the cleanup that go with it.  The module's entry point is module.c,
+ * its settings are in settings.c.
  *
  * The CUDA runtime is touched only on the first sort that may use the GPU (or
  * by gpusort_info/gpusort_devices), never in _PG_init: a context costs about
@@ -23,7 +24,6 @@
 #include "storage/backendid.h"
 #endif
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/resowner.h"
 
 #include "gpusort_pg.h"
@@ -38,148 +38,11 @@
 #define GPUSORT_LEADER_BACKEND		ParallelLeaderBackendId
 #endif
 
-PG_MODULE_MAGIC;
-
-void		_PG_init(void);
-
-int			gpusort_device = GPUSORT_DEVICE_AUTO;
-
-/*
- * The crossover measured in SQL on an H100 host: from about 10,000 elements
- * the GPU path, copies included, beats the CPU radix sort (at 10^4, 1.2x for
- * int4 and 2.2x for float8; bench/results/sql-gpu-h100-2026-11-23.md).
- */
-int			gpusort_gpu_min_elements = 10000;
-int			gpusort_algorithm = GS_ALGO_AUTO;
-int			gpusort_device_id = -1;
-int			gpusort_max_device_memory = 0;
-int			gpusort_server_memory = 0;
-int			gpusort_transfer_area = 256;
-int			gpusort_server_streams = 4;
-int			gpusort_server_job_timeout = 60000;
-
 GpusortLastRun gpusort_last;
-
-static const struct config_enum_entry device_options[] = {
-	{"auto", GPUSORT_DEVICE_AUTO, false},
-	{"gpu", GPUSORT_DEVICE_GPU, false},
-	{"cpu", GPUSORT_DEVICE_CPU, false},
-	{NULL, 0, false}
-};
-
-static const struct config_enum_entry algorithm_options[] = {
-	{"auto", GS_ALGO_AUTO, false},
-	{"radix", GS_ALGO_RADIX, false},
-	{"merge", GS_ALGO_MERGE, false},
-	{"bitonic", GS_ALGO_BITONIC, false},
-	{"quick", GS_ALGO_QUICK, false},
-	{NULL, 0, false}
-};
 
 static gs_runtime_info runtime_info;
 static bool runtime_probed = false;
 static bool cleanup_registered = false;
-
-void
-_PG_init(void)
-{
-	DefineCustomEnumVariable("gpusort.device",
-							 "Sets where gpusort sorts: auto, gpu or cpu.",
-							 "auto uses the GPU when one is usable and the array has at least "
-							 "gpusort.gpu_min_elements elements, else the CPU; gpu always uses "
-							 "the GPU and errors when none is usable; cpu never uses the GPU.",
-							 &gpusort_device,
-							 GPUSORT_DEVICE_AUTO,
-							 device_options,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("gpusort.gpu_min_elements",
-							"Sets the smallest number of elements that gpusort.device = auto sorts on the GPU.",
-							"Smaller sorts run on the CPU, where they finish before the copies to "
-							"and from the GPU would.",
-							&gpusort_gpu_min_elements,
-							10000, 0, INT_MAX,
-							PGC_USERSET, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("gpusort.algorithm",
-							 "Sets the GPU sorting algorithm: auto, radix, merge, bitonic or quick.",
-							 "auto chooses by element type and size.  The CPU always uses its "
-							 "radix sort.",
-							 &gpusort_algorithm,
-							 GS_ALGO_AUTO,
-							 algorithm_options,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("gpusort.device_id",
-							"Sets the GPU gpusort uses; -1 spreads backends and parallel workers over all GPUs.",
-							NULL,
-							&gpusort_device_id,
-							-1, -1, 1023,
-							PGC_USERSET, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("gpusort.max_device_memory",
-							"Sets the most GPU memory one sort may use.",
-							"0 means no limit.  A sort that needs more runs on the CPU under gpusort.device = auto "
-							"and fails under gpusort.device = gpu.",
-							&gpusort_max_device_memory,
-							0, 0, INT_MAX,
-							PGC_USERSET, GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("gpusort.server_memory",
-							"Sets the GPU memory the GPU server may give to sorts, per GPU.",
-							"0 means 80% of each GPU's memory.  Jobs that do not fit wait in "
-							"the queue.  Only used when gpusort is in shared_preload_libraries.",
-							&gpusort_server_memory,
-							0, 0, INT_MAX,
-							PGC_SIGHUP, GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
-	/*
-	 * Server mode: the postmaster starts the GPU server; backends never load
-	 * CUDA.  Its sizes are fixed at server start, so they exist only then.
-	 */
-	if (process_shared_preload_libraries_in_progress)
-	{
-		DefineCustomIntVariable("gpusort.transfer_area",
-								"Sets the size of the GPU server's pinned transfer area in shared memory.",
-								"Sorts stream their data through it in chunks; larger arrays than "
-								"the area take several rounds.",
-								&gpusort_transfer_area,
-								256, 64, 65536,
-								PGC_POSTMASTER, GUC_UNIT_MB,
-								NULL, NULL, NULL);
-
-		DefineCustomIntVariable("gpusort.server_streams",
-								"Sets how many sorts the GPU server runs at once on each GPU.",
-								NULL,
-								&gpusort_server_streams,
-								4, 1, 64,
-								PGC_POSTMASTER, 0,
-								NULL, NULL, NULL);
-
-		DefineCustomIntVariable("gpusort.server_job_timeout",
-								"Sets how long a job may be busy on its GPU before the GPU server ends the GPU process.",
-								"A job busy longer than this is taken for a hung GPU: the GPU process is "
-								"ended and started again, and its jobs fail (or, under gpusort.device = "
-								"auto, run on the CPU).  Time a job waits for its backend does not count.  "
-								"0 means no limit.",
-								&gpusort_server_job_timeout,
-								60000, 0, INT_MAX,
-								PGC_SIGHUP, GUC_UNIT_MS,
-								NULL, NULL, NULL);
-
-		gpusort_server_register();
-	}
-
-	gpusort_sort_node_init();
-
-	MarkGUCPrefixReserved("gpusort");
-}
 
 bool
 gpusort_sorts_type(Oid elemtype, gs_type *type)

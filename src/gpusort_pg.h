@@ -1,8 +1,8 @@
 /*
  * gpusort_pg.h: what the PostgreSQL side of gpusort (src/) shares between its
- * files: the settings, the element-type mapping, the one sort entry point
- * that decides where a sort runs (gpusort.c), and the array builder that the
- * array functions, the SRF and the aggregate use.
+ * files: the settings (settings.c), the element-type mapping, the one sort
+ * entry point that decides where a sort runs (gpusort.c), and the array
+ * builder that the array functions, the SRF and the aggregate use.
  *
  * Not to be confused with kernels/gpusort.h, the sorting library's API.
  */
@@ -24,6 +24,8 @@ typedef enum GpusortDevice
 	GPUSORT_DEVICE_CPU
 } GpusortDevice;
 
+/* settings.c: the settings' variables, and their definitions for _PG_init */
+extern void gpusort_define_settings(void);
 extern int	gpusort_device;
 extern int	gpusort_gpu_min_elements;
 extern int	gpusort_algorithm;		/* a gs_algorithm */
@@ -94,8 +96,10 @@ typedef struct GpusortLastRun
 
 extern GpusortLastRun gpusort_last;
 
-/* server_client.c: sorts through the GPU server (server mode only) */
+/* Set when gpusort was preloaded: sorts go through the GPU server (server_shmem.c). */
 extern bool gpusort_server_mode;
+
+/* server_client.c: sorts through the GPU server (server mode only) */
 extern bool gpusort_server_usable(const char **reason);
 extern gs_status gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 									 size_t max_device_bytes, gs_run_report *report,
@@ -195,9 +199,5 @@ extern ArrayType *gpusort_getarg_array(FunctionCallInfo fcinfo, int argno, bool 
 
 /* Reads argument datum again into copy, an owned copy that was modified. */
 extern void gpusort_refetch_array(Datum datum, ArrayType *copy);
-
-/* sort_node.c: the ORDER BY plan node and gpusort.enable_sort, registered from _PG_init */
-extern bool gpusort_enable_sort;
-extern void gpusort_sort_node_init(void);
 
 #endif							/* GPUSORT_PG_H */

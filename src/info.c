@@ -1,6 +1,7 @@
 /*
- * info.c: gpusort_info(), gpusort_devices() and gpusort_last_run(), the
- * functions that say what gpusort found and what it did.
+ * info.c: gpusort_info(), gpusort_devices(), gpusort_last_run() and
+ * gpusort_server(), the functions that say what gpusort found and what it
+ * did.
  *
  * gpusort_info and gpusort_devices probe the CUDA driver (once per backend)
  * but create no context; gpusort_last_run reads a per-backend record that
@@ -11,6 +12,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "storage/lwlock.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -20,6 +22,7 @@
 PG_FUNCTION_INFO_V1(gpusort_info);
 PG_FUNCTION_INFO_V1(gpusort_devices);
 PG_FUNCTION_INFO_V1(gpusort_last_run);
+PG_FUNCTION_INFO_V1(gpusort_server_status);
 
 /* A CUDA version number (major * 1000 + minor * 10) as text, e.g. "13.0". */
 static Datum
@@ -149,5 +152,103 @@ gpusort_last_run(PG_FUNCTION_ARGS)
 	values[8] = Float8GetDatum(last->queue_ms);	/* since 1.1 */
 	values[9] = Float8GetDatum(last->device_mb);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* ------------------------------------------------------------------------
+ * gpusort_server(): one row per GPU of the server.
+ * ------------------------------------------------------------------------ */
+
+static const char *
+server_state_name(GpusortServerState state)
+{
+	switch (state)
+	{
+		case GPUSORT_SERVER_STARTING:
+			return "starting";
+		case GPUSORT_SERVER_READY:
+			return "ready";
+		case GPUSORT_SERVER_NO_GPU:
+			return "no gpu";
+		case GPUSORT_SERVER_RESTARTING:
+			return "restarting";
+	}
+	return "unknown";
+}
+
+Datum
+gpusort_server_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GpusortServerShared *srv = gpusort_server;
+	GpusortServerShared copy;
+	GpusortDeviceStats devices[GPUSORT_SERVER_MAX_DEVICES];
+	int			running[GPUSORT_SERVER_MAX_DEVICES];
+	int			queued = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!gpusort_server_mode || srv == NULL)
+		return (Datum) 0;
+
+	gpusort_server_wait_started();
+	LWLockAcquire(srv->lock, LW_SHARED);
+	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
+	memcpy(devices, srv->devices, sizeof(devices));
+	memset(running, 0, sizeof(running));
+	/* the slots in use: admitted jobs hold theirs until their backend has the result */
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+
+		if (slot->state == GPUSORT_SLOT_QUEUED)
+			queued++;
+		else if (slot->state == GPUSORT_SLOT_RUNNING &&
+				 slot->device >= 0 && slot->device < GPUSORT_SERVER_MAX_DEVICES)
+			running[slot->device]++;
+	}
+	LWLockRelease(srv->lock);
+
+	for (int d = 0; d < Max(copy.ndevices, 1); d++)
+	{
+		Datum		values[17];
+		bool		nulls[17];
+		GpusortDeviceStats *dev = &devices[d];
+		bool		has_device = d < copy.ndevices;
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = CStringGetTextDatum(server_state_name(copy.state));
+		values[1] = Int32GetDatum(copy.server_pid);
+		if (has_device)
+		{
+			values[2] = Int32GetDatum(d);
+			values[3] = CStringGetTextDatum(dev->props.name);
+			values[4] = Int32GetDatum(dev->workers > 0 ? dev->workers : gpusort_server_streams);
+			values[5] = Int32GetDatum(running[d]);
+			values[7] = Int64GetDatum((int64) dev->jobs_done);
+			values[8] = Int64GetDatum((int64) dev->jobs_failed);
+			values[9] = Float8GetDatum(dev->reserved_bytes / 1048576.0);
+			values[10] = Float8GetDatum(dev->budget_bytes / 1048576.0);
+		}
+		else
+		{
+			for (int c = 2; c <= 10; c++)
+				nulls[c] = true;
+		}
+		values[6] = Int32GetDatum(queued);
+		nulls[6] = false;
+		values[11] = Float8GetDatum(copy.area_bytes / 1048576.0);
+		values[12] = Float8GetDatum(copy.area_used / 1048576.0);
+		if (copy.state == GPUSORT_SERVER_NO_GPU || copy.state == GPUSORT_SERVER_RESTARTING)
+			values[13] = CStringGetTextDatum(copy.reason);
+		else
+			nulls[13] = true;
+		/* the GPU process (1.1's declaration has no such columns and ignores them) */
+		values[14] = Int32GetDatum(copy.gpu_pid);
+		nulls[14] = copy.gpu_pid == 0;
+		values[15] = Int64GetDatum((int64) copy.gpu_restarts);
+		values[16] = CStringGetTextDatum(copy.gpu_last_exit);
+		nulls[16] = copy.gpu_last_exit[0] == '\0';
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }

@@ -73,40 +73,6 @@ static struct
 	bool	   *worker_busy;
 } gpu = {0, -1, -1};
 
-/*
- * Gives back bytes of a device's budget; under the lock.  Never below zero:
- * a wrapped counter would keep every job out for good.
- */
-static void
-unreserve(int device, Size bytes)
-{
-	GpusortServerShared *srv = gpusort_server;
-
-	if (device >= 0 && device < GPUSORT_SERVER_MAX_DEVICES)
-		srv->devices[device].reserved_bytes -= Min(bytes, srv->devices[device].reserved_bytes);
-}
-
-/* Releases what a slot holds and frees it; under the lock. */
-void
-gpusort_server_release_slot(GpusortJobSlot *slot)
-{
-	GpusortServerShared *srv = gpusort_server;
-
-	if (slot->region_bytes > 0)
-	{
-		int			first = (int) (slot->region_offset / GPUSORT_AREA_GRANULE);
-		int			count = (int) gpusort_area_granules(slot->region_bytes);
-
-		memset(srv->granule_used + first, 0, count);
-		srv->area_used -= Min(slot->region_bytes, srv->area_used);
-	}
-	unreserve(slot->device, slot->reserved_bytes);
-	slot->region_bytes = 0;
-	slot->reserved_bytes = 0;
-	slot->state = GPUSORT_SLOT_FREE;
-	slot->withdrawn = false;
-}
-
 /* Answers a job without running it; under the lock. */
 static void
 reject_job(GpusortJobSlot *slot, gs_status status, const char *fmt,...) pg_attribute_printf(3, 4);
@@ -370,7 +336,7 @@ settle_orphaned_jobs(uint64 live, const char *why)
 			gpusort_server_release_slot(slot);
 			continue;
 		}
-		unreserve(slot->device, slot->reserved_bytes);
+		gpusort_server_unreserve(slot->device, slot->reserved_bytes);
 		slot->reserved_bytes = 0;
 		if (!slot->finished)
 		{
@@ -392,6 +358,18 @@ set_budgets(void)
 
 	for (int d = 0; d < srv->ndevices; d++)
 		srv->devices[d].budget_bytes = gpusort_device_budget(&srv->devices[d].props);
+}
+
+/* What pg_stat_activity shows of the server: its GPU process and how it is. */
+static void
+report_activity(const char *what)
+{
+	GpusortServerShared *srv = gpusort_server;
+	char		text[GS_MESSAGE_LEN + 128];
+
+	snprintf(text, sizeof(text), "GPU process %d: %s; %llu restarts", (int) gpu.pid, what,
+			 (unsigned long long) srv->gpu_restarts);
+	pgstat_report_activity(STATE_RUNNING, text);
 }
 
 /* The GPU process says its devices are ready, or that there are none. */
@@ -429,14 +407,18 @@ gpu_process_started(bool ready)
 	{
 		gpu.nworkers = report->ndevices * gpusort_server_streams;
 		gpu.worker_busy = (bool *) MemoryContextAllocZero(TopMemoryContext, sizeof(bool) * gpu.nworkers);
+		report_activity(psprintf("sorting on %d GPU%s", srv->ndevices, srv->ndevices == 1 ? "" : "s"));
 		ereport(LOG,
 				(errmsg("gpusort server: sorting on %d GPU%s with %d jobs in flight each, transfer area %d MB, GPU process %d",
 						srv->ndevices, srv->ndevices == 1 ? "" : "s", gpusort_server_streams,
 						gpusort_transfer_area, (int) gpu.pid)));
 	}
 	else
+	{
+		report_activity("no GPU is usable");
 		ereport(LOG,
 				(errmsg("gpusort server: no GPU is usable, sorts run on the CPU: %s", srv->reason)));
+	}
 }
 
 /* Starts a GPU process; a failed fork is a death like any other. */
@@ -449,6 +431,10 @@ start_gpu_process(void)
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	srv->generation++;
 	srv->state = GPUSORT_SERVER_STARTING;
+#ifdef GS_INJECTION_POINTS
+	/* the jobs a dead process held are not held by the new one */
+	__atomic_store_n(&srv->inject_held, 0, __ATOMIC_RELEASE);
+#endif
 	LWLockRelease(srv->lock);
 
 	gpu.ready = false;
@@ -464,6 +450,7 @@ start_gpu_process(void)
 	srv->gpu_pid = (int) pid;
 	srv->gpu_started = GetCurrentTimestamp();
 	LWLockRelease(srv->lock);
+	report_activity("starting");
 }
 
 /* How a GPU process ended, from its wait status. */
@@ -473,7 +460,7 @@ describe_exit(int wstatus, char *buf, size_t len)
 	if (gpu.kill_reason[0] != '\0')
 		strlcpy(buf, gpu.kill_reason, len);
 	else if (WIFSIGNALED(wstatus))
-		snprintf(buf, len, "was terminated by signal %d: %s", WTERMSIG(wstatus), pg_strsignal(WTERMSIG(wstatus)));
+		snprintf(buf, len, "ended on signal %d: %s", WTERMSIG(wstatus), pg_strsignal(WTERMSIG(wstatus)));
 	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_BROKEN)
 		snprintf(buf, len, "exited after a CUDA error left a GPU context unusable");
 	else if (WIFEXITED(wstatus))
@@ -540,6 +527,7 @@ gpu_process_ended(void)
 		srv->state = GPUSORT_SERVER_STARTING;
 	LWLockRelease(srv->lock);
 
+	report_activity(psprintf("ended (%s)", how));
 	ereport(LOG,
 			(errmsg("gpusort server: %s; starting another %s", why,
 					pause_ms > 0 ? psprintf("in %ld ms", pause_ms) : "now")));
@@ -710,6 +698,7 @@ gpusort_server_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGPIPE, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	/*
 	 * Jobs that a previous server had admitted are lost with its GPU

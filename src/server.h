@@ -1,7 +1,7 @@
 /*
- * server.h: the GPU server's shared memory, shared by the server process
- * (server.c), the GPU process it supervises (gpu_process.c) and the backends
- * that hand it jobs (server_client.c).
+ * server.h: the GPU server's shared memory (set up in server_shmem.c), shared
+ * by the server process (server.c), the GPU process it supervises
+ * (gpu_process.c) and the backends that hand it jobs (server_client.c).
  *
  * With shared_preload_libraries = 'gpusort' one background worker, the GPU
  * server, admits the jobs of every backend, and one process it forks, the GPU
@@ -177,7 +177,7 @@ typedef struct GpusortServerShared
 	GpusortJobSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } GpusortServerShared;
 
-/* Settings of server mode (gpusort.c defines them). */
+/* Settings of server mode (settings.c defines them). */
 extern int	gpusort_server_memory;	/* MB per GPU, 0: 80% of its memory */
 extern int	gpusort_transfer_area;	/* MB */
 extern int	gpusort_server_streams; /* jobs in flight per GPU */
@@ -192,13 +192,18 @@ extern bool gpusort_server_cpu_device;
 extern bool gpusort_server_mode;
 extern GpusortServerShared *gpusort_server;
 
-/* server_client.c */
-extern void gpusort_server_request_shmem(void);
-extern void gpusort_server_init_shmem(void);
+/*
+ * server_shmem.c: the shared memory and the server's background worker,
+ * registered from _PG_init in the postmaster when gpusort is preloaded; and
+ * what the server and the backends both do to a slot.
+ */
 extern void gpusort_server_register(void);
 extern Size gpusort_area_granules(Size bytes);
 
-/* server.c: releases what a slot holds and frees it; under the lock */
+/* Gives back bytes of a device's budget; under the lock. */
+extern void gpusort_server_unreserve(int device, Size bytes);
+
+/* Releases what a slot holds and frees it; under the lock. */
 extern void gpusort_server_release_slot(GpusortJobSlot *slot);
 
 /*
@@ -265,6 +270,12 @@ gpusort_device_budget(const gs_device_props *props)
 		return Min((Size) gpusort_server_memory * 1024 * 1024, props->total_memory);
 	return props->total_memory / 10 * 8;
 }
+
+/*
+ * server_client.c: waits (30 s at most) while the server starts, so that
+ * what a backend reports does not depend on how soon after the start it asked.
+ */
+extern void gpusort_server_wait_started(void);
 
 /* The streaming counters, read and written across processes and threads. */
 static inline uint64

@@ -1,8 +1,9 @@
 /*
- * server_client.c: the backends' side of the GPU server (server.h): its
- * shared memory and background worker, set up when gpusort is preloaded;
- * handing a sort to the server and streaming its data through the transfer
- * area; and gpusort_server(), which shows the server.
+ * server_client.c: the backends' side of the GPU server (server.h): handing
+ * a sort to the server and streaming its data through the transfer area,
+ * and what a backend learns of the server (whether it can sort on a GPU,
+ * what it found at start).  Its shared memory is set up in server_shmem.c;
+ * gpusort_server(), which shows the server, is in info.c.
  */
 #include "postgres.h"
 
@@ -10,142 +11,16 @@
 #include <signal.h>
 
 #include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/timestamp.h"
-#include "utils/tuplestore.h"
 
 #include "gpusort_pg.h"
 #include "server.h"
-
-PG_FUNCTION_INFO_V1(gpusort_server_status);
-
-bool		gpusort_server_mode = false;
-GpusortServerShared *gpusort_server = NULL;
-
-#ifdef GS_INJECTION_POINTS
-bool		gpusort_server_cpu_device = false;
-#endif
-
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-#if PG_VERSION_NUM >= 150000
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
-
-Size
-gpusort_area_granules(Size bytes)
-{
-	return (bytes + GPUSORT_AREA_GRANULE - 1) / GPUSORT_AREA_GRANULE;
-}
-
-static Size
-area_bytes(void)
-{
-	return (Size) gpusort_transfer_area * 1024 * 1024;
-}
-
-static Size
-server_shmem_size(void)
-{
-	Size		size = offsetof(GpusortServerShared, slots);
-	Size		granules = gpusort_area_granules(area_bytes());
-
-	size = add_size(size, mul_size(MaxBackends, sizeof(GpusortJobSlot)));
-	size = add_size(size, granules);
-	/* the area itself, page aligned */
-	size = add_size(size, add_size(area_bytes(), 4096));
-	return size;
-}
-
-static void
-server_shmem_request(void)
-{
-#if PG_VERSION_NUM >= 150000
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-#endif
-	RequestAddinShmemSpace(server_shmem_size());
-	RequestNamedLWLockTranche("gpusort", 1);
-}
-
-static void
-server_shmem_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	gpusort_server = ShmemInitStruct("gpusort server", server_shmem_size(), &found);
-	if (!found)
-	{
-		GpusortServerShared *srv = gpusort_server;
-		Size		head = offsetof(GpusortServerShared, slots) +
-			(Size) MaxBackends * sizeof(GpusortJobSlot);
-		char	   *p;
-
-		memset(srv, 0, head);
-		srv->lock = &(GetNamedLWLockTranche("gpusort"))->lock;
-		srv->state = GPUSORT_SERVER_STARTING;
-		srv->nslots = MaxBackends;
-		srv->area_bytes = area_bytes();
-		srv->ngranules = (int) gpusort_area_granules(srv->area_bytes);
-		srv->granule_used = (uint8 *) srv + head;
-		memset(srv->granule_used, 0, srv->ngranules);
-		p = (char *) srv->granule_used + srv->ngranules;
-		srv->area = (char *) TYPEALIGN(4096, p);
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* From _PG_init in the postmaster, when gpusort is in shared_preload_libraries. */
-void
-gpusort_server_register(void)
-{
-	BackgroundWorker worker;
-
-	gpusort_server_mode = true;
-
-#ifdef GS_INJECTION_POINTS
-	DefineCustomBoolVariable("gpusort.server_cpu_device",
-							 "Makes the GPU server sort on the CPU in its worker threads when no GPU is usable.",
-							 "Only in test builds (make INJECTION_POINTS=1): jobs then pass through the "
-							 "server's stages on a machine without a GPU.",
-							 &gpusort_server_cpu_device,
-							 false,
-							 PGC_POSTMASTER, GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-#endif
-
-#if PG_VERSION_NUM >= 150000
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = server_shmem_request;
-#else
-	server_shmem_request();
-#endif
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = server_shmem_startup;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-	worker.bgw_restart_time = 1;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpusort");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "gpusort_server_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "gpusort GPU server");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "gpusort GPU server");
-	RegisterBackgroundWorker(&worker);
-}
 
 /* ------------------------------------------------------------------------
  * Submitting a sort.
@@ -257,11 +132,12 @@ never(GpusortJobSlot *slot, uint64 arg)
 
 /* ------------------------------------------------------------------------
  * Copies between the backend's memory and the transfer area.  One core
- * copies 7 GB/s on the H100 host, a seventh of what the DMA moves, so
- * chunks of large sorts are copied by COPY_THREADS threads: the backend and
- * helpers it starts on its first large sort.  The helpers run memcpy and
- * nothing else (no PostgreSQL, every signal blocked), and the backend waits
- * for them within the chunk, well under a millisecond.
+ * copies about a seventh of what the DMA moves (README, Performance, "Large
+ * single sorts lose little"), so chunks of large sorts are copied by
+ * COPY_THREADS threads: the backend and helpers it starts on its first
+ * large sort.  The helpers run memcpy and nothing else (no PostgreSQL,
+ * every signal blocked), and the backend waits for them within the chunk,
+ * well under a millisecond.
  * ------------------------------------------------------------------------ */
 
 #define COPY_THREADS		4
@@ -383,8 +259,8 @@ copy_chunk(char *dst, const char *src, Size len)
  * that asks about it waits, so that what it reports does not depend on how
  * soon after the server's start it asked.  30 s at most.
  */
-static void
-wait_server_started(void)
+void
+gpusort_server_wait_started(void)
 {
 	for (int i = 0; i < 3000 && gpusort_server->state == GPUSORT_SERVER_STARTING; i++)
 	{
@@ -399,7 +275,7 @@ gpusort_server_usable(const char **reason)
 {
 	GpusortServerState state;
 
-	wait_server_started();
+	gpusort_server_wait_started();
 	state = gpusort_server->state;
 
 	if (state == GPUSORT_SERVER_NO_GPU || state == GPUSORT_SERVER_RESTARTING)
@@ -541,98 +417,6 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	return status;
 }
 
-/* ------------------------------------------------------------------------
- * gpusort_server(): one row per GPU of the server.
- * ------------------------------------------------------------------------ */
-
-static const char *
-server_state_name(GpusortServerState state)
-{
-	switch (state)
-	{
-		case GPUSORT_SERVER_STARTING:
-			return "starting";
-		case GPUSORT_SERVER_READY:
-			return "ready";
-		case GPUSORT_SERVER_NO_GPU:
-			return "no gpu";
-		case GPUSORT_SERVER_RESTARTING:
-			return "restarting";
-	}
-	return "unknown";
-}
-
-Datum
-gpusort_server_status(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	GpusortServerShared *srv = gpusort_server;
-	GpusortServerShared copy;
-	GpusortDeviceStats devices[GPUSORT_SERVER_MAX_DEVICES];
-	int			running[GPUSORT_SERVER_MAX_DEVICES];
-	int			queued = 0;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (!gpusort_server_mode || srv == NULL)
-		return (Datum) 0;
-
-	wait_server_started();
-	LWLockAcquire(srv->lock, LW_SHARED);
-	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
-	memcpy(devices, srv->devices, sizeof(devices));
-	memset(running, 0, sizeof(running));
-	/* the slots in use: admitted jobs hold theirs until their backend has the result */
-	for (int i = 0; i < srv->nslots; i++)
-	{
-		GpusortJobSlot *slot = &srv->slots[i];
-
-		if (slot->state == GPUSORT_SLOT_QUEUED)
-			queued++;
-		else if (slot->state == GPUSORT_SLOT_RUNNING &&
-				 slot->device >= 0 && slot->device < GPUSORT_SERVER_MAX_DEVICES)
-			running[slot->device]++;
-	}
-	LWLockRelease(srv->lock);
-
-	for (int d = 0; d < Max(copy.ndevices, 1); d++)
-	{
-		Datum		values[14];
-		bool		nulls[14];
-		GpusortDeviceStats *dev = &devices[d];
-		bool		has_device = d < copy.ndevices;
-
-		memset(nulls, 0, sizeof(nulls));
-		values[0] = CStringGetTextDatum(server_state_name(copy.state));
-		values[1] = Int32GetDatum(copy.server_pid);
-		if (has_device)
-		{
-			values[2] = Int32GetDatum(d);
-			values[3] = CStringGetTextDatum(dev->props.name);
-			values[4] = Int32GetDatum(dev->workers > 0 ? dev->workers : gpusort_server_streams);
-			values[5] = Int32GetDatum(running[d]);
-			values[7] = Int64GetDatum((int64) dev->jobs_done);
-			values[8] = Int64GetDatum((int64) dev->jobs_failed);
-			values[9] = Float8GetDatum(dev->reserved_bytes / 1048576.0);
-			values[10] = Float8GetDatum(dev->budget_bytes / 1048576.0);
-		}
-		else
-		{
-			for (int c = 2; c <= 10; c++)
-				nulls[c] = true;
-		}
-		values[6] = Int32GetDatum(queued);
-		nulls[6] = false;
-		values[11] = Float8GetDatum(copy.area_bytes / 1048576.0);
-		values[12] = Float8GetDatum(copy.area_used / 1048576.0);
-		if (copy.state == GPUSORT_SERVER_NO_GPU)
-			values[13] = CStringGetTextDatum(copy.reason);
-		else
-			nulls[13] = true;
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	return (Datum) 0;
-}
-
 #ifdef GS_INJECTION_POINTS
 /* ------------------------------------------------------------------------
  * Test builds only (make INJECTION_POINTS=1): the server's injection points
@@ -686,7 +470,7 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 				 errmsg("unknown injection point \"%s\"", what),
 				 errhint("Use none, queued, copy-in, running, copy-out, hang or error-exit.")));
 
-	wait_server_started();
+	gpusort_server_wait_started();
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	if (stage < 0)
 		srv->inject_exit_error = srv->generation;
@@ -733,7 +517,7 @@ gpusort_server_runtime(void)
 	static gs_runtime_info info;
 	GpusortServerShared *srv = gpusort_server;
 
-	wait_server_started();
+	gpusort_server_wait_started();
 	LWLockAcquire(srv->lock, LW_SHARED);
 	info = srv->runtime;
 	if (srv->state == GPUSORT_SERVER_STARTING)

@@ -41,6 +41,9 @@ enum
  */
 #define SORT_NODE_PRUNE_MIN 4096
 
+/* sort_plan.c: defines gpusort.enable_sort and the rest, and registers the node; from _PG_init */
+extern void gpusort_sort_node_init(void);
+
 extern bool gpusort_enable_sort;
 extern int	gpusort_sort_node_min_rows;
 

@@ -66,6 +66,7 @@ trap cleanup EXIT
 now_ms() { date +%s%3N; }
 row() { q -c "SELECT $1 FROM gpusort_server() LIMIT 1"; }
 
+q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
 	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" 2>/dev/null; then
 	skip "a release build: no injection points (make INJECTION_POINTS=1)"
@@ -76,8 +77,7 @@ if [ "$state" != ready ]; then
 	skip "the server has no device ($(row reason)); --device cpu lets the CPU stand in (test builds)"
 	finish
 fi
-log=$GS_PGDIR/postgres.log
-[ -f "$log" ] || log=$(ls "$GS_PGDIR"/*.log 2>/dev/null | head -1)
+log=$GS_PGDIR/server.log
 
 # a stored int4 array of 2*10^6 elements and its sorted copy, by ORDER BY
 q -c "CREATE TABLE gp AS SELECT a, (SELECT array_agg(x ORDER BY x) FROM unnest(a) x) AS s
@@ -174,25 +174,38 @@ for how in KILL SEGV ABRT hang broken; do
 	done
 done
 
-# 5. a GPU process that dies as soon as it is ready: back-off, then ready again
-old=$(row gpu_pid)
-seen_restarting=
-for i in 1 2 3 4; do
-	kill -KILL "$old" 2>/dev/null
-	for _ in $(seq 1 200); do
-		st=$(row "state || ' ' || coalesce(gpu_pid, 0)")
-		case $st in
-			restarting*) seen_restarting=$(row reason) ;;
-		esac
-		new=${st#* }
-		[ "${st%% *}" = ready ] && [ "$new" != "$old" ] && [ "$new" != 0 ] && break
-		sleep 0.02
-	done
-	[ -n "$seen_restarting" ] && [ "$i" -ge 2 ] && break
-	old=$new
+# 5. a GPU process that dies as soon as it starts, four times: the server backs off.
+# One session watches gpusort_server() every 5 ms while the shell kills each new GPU
+# process the moment it appears.
+server=$(row pid)
+q -c "DO \$\$
+	DECLARE r text; t timestamptz := clock_timestamp();
+	BEGIN
+		WHILE clock_timestamp() < t + interval '8 s' LOOP
+			SELECT reason INTO r FROM gpusort_server() WHERE state = 'restarting' LIMIT 1;
+			EXIT WHEN r IS NOT NULL;
+			PERFORM pg_sleep(0.005);
+		END LOOP;
+		RAISE NOTICE 'restarting: %', r;
+	END \$\$" >"$work/watch.out" 2>&1 &
+watcher=$!
+bg+=($watcher)
+sleep 0.3
+last=
+kills=0
+for _ in $(seq 1 4000); do
+	p=$(pgrep -P "$server" -f "gpusort GPU process" | head -1)
+	if [ -n "$p" ] && [ "$p" != "$last" ]; then
+		kill -KILL "$p" && kills=$((kills + 1))
+		last=$p
+		[ "$kills" = 4 ] && break
+	fi
+	sleep 0.002
 done
-[ -n "$seen_restarting" ]
-ok $? "a GPU process killed on being ready: the server backs off ($seen_restarting)"
+wait "$watcher"
+seen=$(grep -o "restarting: .*" "$work/watch.out")
+grep -q "restarting: the GPU process" "$work/watch.out" && grep -q "starting another in [0-9]* ms" "$log"
+ok $? "a GPU process killed as it starts, $kills times: the server backs off (${seen:-$(head -c 200 "$work/watch.out")}; log: $(grep -o "starting another in [0-9]* ms" "$log" | tr '\n' ',' ))"
 ms=$(wait_new_gpu 0) && [ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$sort_sql")" = t ]
 ok $? "left alone, it is ready again and sorts right"
 
