@@ -75,7 +75,7 @@ else
 fi
 chmod 644 "$work/tx.sql"
 
-state() { q -c "SELECT state || ' ' || coalesce(gpu_pid, 0) || ' ' || restarts FROM gpusort_server() LIMIT 1"; }
+state() { q -c "SELECT state || ' ' || coalesce(gpu_pid, 0) || ' ' || restarts FROM gpusort_gpu_process()"; }
 gpu_sorts() { [ "$(PGOPTIONS='-c gpusort.device=gpu' q -c "SELECT gpu_sort(a) = sort(a) FROM arr5" 2>/dev/null)" = t ]; }
 
 # recovery OLD_PID T0: waits until a GPU process other than OLD_PID is ready and a GPU

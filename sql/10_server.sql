@@ -20,6 +20,13 @@ SELECT count(*) > 0 AS has_rows,
        bool_and((state = 'no gpu') = (reason IS NOT NULL)) AS reason_when_no_gpu
 FROM gpusort_server();
 
+-- the GPU server's own row and its GPU process (server mode); none per backend
+SELECT count(*) = (SELECT count(*) FROM gpusort_info() WHERE mode = 'server') AS one_row_in_server_mode,
+       coalesce(bool_and(state = (SELECT state FROM gpusort_server() LIMIT 1)), true) AS same_state,
+       coalesce(bool_and((state = 'ready') = (gpu_pid IS NOT NULL)), true) AS gpu_pid_when_ready,
+       coalesce(bool_and(restarts = 0 AND last_exit IS NULL), true) AS no_exit_yet
+FROM gpusort_gpu_process();
+
 -- the server's sizes are fixed at server start
 SELECT name, context FROM pg_settings
 WHERE name IN ('gpusort.transfer_area', 'gpusort.server_streams', 'gpusort.server_memory') ORDER BY name;

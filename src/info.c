@@ -14,6 +14,7 @@
 #include "funcapi.h"
 #include "storage/lwlock.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "gpusort_pg.h"
@@ -23,6 +24,7 @@ PG_FUNCTION_INFO_V1(gpusort_info);
 PG_FUNCTION_INFO_V1(gpusort_devices);
 PG_FUNCTION_INFO_V1(gpusort_last_run);
 PG_FUNCTION_INFO_V1(gpusort_server_status);
+PG_FUNCTION_INFO_V1(gpusort_gpu_process);
 
 /* A CUDA version number (major * 1000 + minor * 10) as text, e.g. "13.0". */
 static Datum
@@ -210,8 +212,8 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 
 	for (int d = 0; d < Max(copy.ndevices, 1); d++)
 	{
-		Datum		values[17];
-		bool		nulls[17];
+		Datum		values[14];
+		bool		nulls[14];
 		GpusortDeviceStats *dev = &devices[d];
 		bool		has_device = d < copy.ndevices;
 
@@ -242,13 +244,44 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 			values[13] = CStringGetTextDatum(copy.reason);
 		else
 			nulls[13] = true;
-		/* the GPU process (1.1's declaration has no such columns and ignores them) */
-		values[14] = Int32GetDatum(copy.gpu_pid);
-		nulls[14] = copy.gpu_pid == 0;
-		values[15] = Int64GetDatum((int64) copy.gpu_restarts);
-		values[16] = CStringGetTextDatum(copy.gpu_last_exit);
-		nulls[16] = copy.gpu_last_exit[0] == '\0';
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	return (Datum) 0;
+}
+
+/*
+ * gpusort_gpu_process(): the GPU server and the GPU process it supervises, one
+ * row (none without shared_preload_libraries = 'gpusort').
+ */
+Datum
+gpusort_gpu_process(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GpusortServerShared *srv = gpusort_server;
+	Datum		values[8];
+	bool		nulls[8];
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!gpusort_server_mode || srv == NULL)
+		return (Datum) 0;
+
+	memset(nulls, 0, sizeof(nulls));
+	LWLockAcquire(srv->lock, LW_SHARED);
+	values[0] = CStringGetTextDatum(server_state_name(srv->state));
+	values[1] = Int32GetDatum(srv->server_pid);
+	nulls[1] = srv->server_pid == 0;
+	values[2] = Int32GetDatum(srv->gpu_pid);
+	nulls[2] = srv->gpu_pid == 0;
+	values[3] = TimestampTzGetDatum(srv->gpu_started);
+	nulls[3] = srv->gpu_pid == 0;
+	values[4] = Int64GetDatum((int64) srv->gpu_restarts);
+	values[5] = CStringGetTextDatum(srv->gpu_last_exit);
+	nulls[5] = srv->gpu_last_exit[0] == '\0';
+	values[6] = TimestampTzGetDatum(srv->gpu_last_exit_at);
+	nulls[6] = srv->gpu_last_exit[0] == '\0';
+	values[7] = CStringGetTextDatum(srv->reason);
+	nulls[7] = !(srv->state == GPUSORT_SERVER_NO_GPU || srv->state == GPUSORT_SERVER_RESTARTING);
+	LWLockRelease(srv->lock);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -499,9 +499,14 @@ gpu_process_ended(void)
 	describe_exit(wstatus, how, sizeof(how));
 	snprintf(why, sizeof(why), "the GPU process (PID %d) %s", (int) pid, how);
 
-	/* no GPU: it said so and ended; nothing to restart */
+	/* no GPU at the server's start: it said so and ended; nothing to restart */
 	if (!was_ready && srv->state == GPUSORT_SERVER_NO_GPU && srv->gpu_restarts == 0)
+	{
+		LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+		srv->gpu_pid = 0;
+		LWLockRelease(srv->lock);
 		return;
+	}
 
 	if (was_ready && TimestampDifferenceExceeds(gpu.ready_at, GetCurrentTimestamp(), GPU_STABLE_MS))
 		gpu.failures = 0;
@@ -516,6 +521,7 @@ gpu_process_ended(void)
 	srv->gpu_pid = 0;
 	srv->gpu_restarts++;
 	strlcpy(srv->gpu_last_exit, why, sizeof(srv->gpu_last_exit));
+	srv->gpu_last_exit_at = GetCurrentTimestamp();
 	if (pause_ms > 0)
 	{
 		srv->state = GPUSORT_SERVER_RESTARTING;

@@ -153,6 +153,7 @@ typedef struct GpusortServerShared
 	TimestampTz gpu_started;
 	uint64		gpu_restarts;	/* GPU processes started after one died */
 	char		gpu_last_exit[GS_MESSAGE_LEN];	/* how the last one ended, "" if none did */
+	TimestampTz gpu_last_exit_at;
 	GpusortGpuReport gpu_report;	/* the GPU process's, read by the server */
 	gs_runtime_info runtime;	/* what the GPU process found */
 	char		reason[GS_MESSAGE_LEN]; /* why no GPU is usable (NO_GPU, RESTARTING) */

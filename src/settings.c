@@ -104,6 +104,17 @@ gpusort_define_settings(void)
 							PGC_SIGHUP, GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpusort.server_job_timeout",
+							"Sets how long a job may be busy on its GPU before the GPU server ends the GPU process.",
+							"A job busy longer than this is taken for a hung GPU: the GPU process is "
+							"ended and started again, and its jobs fail (or, under gpusort.device = "
+							"auto, run on the CPU).  Time a job waits for its backend does not count.  "
+							"0 means no limit.  Only used when gpusort is in shared_preload_libraries.",
+							&gpusort_server_job_timeout,
+							60000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	/* The GPU server's sizes are fixed at its start, so they exist only then. */
 	if (process_shared_preload_libraries_in_progress)
 	{
@@ -122,17 +133,6 @@ gpusort_define_settings(void)
 								&gpusort_server_streams,
 								4, 1, 64,
 								PGC_POSTMASTER, 0,
-								NULL, NULL, NULL);
-
-		DefineCustomIntVariable("gpusort.server_job_timeout",
-								"Sets how long a job may be busy on its GPU before the GPU server ends the GPU process.",
-								"A job busy longer than this is taken for a hung GPU: the GPU process is "
-								"ended and started again, and its jobs fail (or, under gpusort.device = "
-								"auto, run on the CPU).  Time a job waits for its backend does not count.  "
-								"0 means no limit.",
-								&gpusort_server_job_timeout,
-								60000, 0, INT_MAX,
-								PGC_SIGHUP, GUC_UNIT_MS,
 								NULL, NULL, NULL);
 	}
 }

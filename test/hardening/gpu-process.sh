@@ -12,11 +12,11 @@
 # In a throwaway cluster in server mode with gpusort.server_job_timeout = 2s, and a
 # bystander session that never sorts:
 #  1. the GPU process is a child of the GPU server, shows its own ps title, and
-#     gpusort_server() names it; the server has a pg_stat_activity row;
+#     gpusort_gpu_process() names it; the server has a pg_stat_activity row;
 #  2. SIGKILL, SIGSEGV and SIGABRT of the GPU process while a job is in flight (held
 #     at the running stage): under gpusort.device = auto the statement's answer is
 #     right (the CPU sorts), under gpu it fails with SQLSTATE 58000 naming the signal;
-#     a new GPU process sorts within 2 s; gpusort_server() counts the restart and
+#     a new GPU process sorts within 2 s; gpusort_gpu_process() counts the restart and
 #     names the exit; no memory stays reserved;
 #  3. a hung job (a kernel that never returns): the server ends the GPU process after
 #     the timeout, auto's answer is right, gpu's error names the timeout;
@@ -64,7 +64,7 @@ cleanup() {
 }
 trap cleanup EXIT
 now_ms() { date +%s%3N; }
-row() { q -c "SELECT $1 FROM gpusort_server() LIMIT 1"; }
+row() { q -c "SELECT $1 FROM gpusort_gpu_process()"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
@@ -98,7 +98,7 @@ wait_new_gpu() {
 	local old=$1 t0
 	t0=$(now_ms)
 	for _ in $(seq 1 500); do
-		[ "$(q -c "SELECT gpu_pid <> $old AND state = 'ready' FROM gpusort_server() LIMIT 1" 2>/dev/null)" = t ] &&
+		[ "$(q -c "SELECT gpu_pid <> $old AND state = 'ready' FROM gpusort_gpu_process()" 2>/dev/null)" = t ] &&
 			{ echo $(($(now_ms) - t0)); return 0; }
 		sleep 0.02
 	done
@@ -112,7 +112,7 @@ wait_held() {
 in_use() { q -F ' ' -c "SELECT sum(jobs_running), round(sum(memory_reserved_mb)::numeric, 1) FROM gpusort_server()"; }
 
 # 1. who is who
-server=$(row pid)
+server=$(row server_pid)
 gpu=$(row gpu_pid)
 [ -n "$gpu" ] && [ "$(ps -o ppid= -p "$gpu" | tr -d ' ')" = "$server" ]
 ok $? "the GPU process ($gpu) is a child of the GPU server ($server), not of the postmaster"
@@ -177,7 +177,7 @@ done
 # 5. a GPU process that dies as soon as it starts, four times: the server backs off.
 # One session watches gpusort_server() every 5 ms while the shell kills each new GPU
 # process the moment it appears.
-server=$(row pid)
+server=$(row server_pid)
 q -c "DO \$\$
 	DECLARE r text; t timestamptz := clock_timestamp();
 	BEGIN
@@ -243,13 +243,13 @@ ok $? "the bystander session ($bystander) is the same backend"
 ok $? "no PostgreSQL process was terminated by a signal (log: $(grep -c "the GPU process" "$log") GPU process exits, $(grep -c "terminated by signal" "$log") crashes)"
 
 # 8. SIGTERM of the GPU server takes its GPU process along
-server=$(row pid)
+server=$(row server_pid)
 gpu=$(row gpu_pid)
 kill -TERM "$server"
 gone=1
 for _ in $(seq 1 100); do kill -0 "$gpu" 2>/dev/null || { gone=0; break; }; sleep 0.02; done
 ok $gone "SIGTERM of the GPU server: its GPU process ($gpu) ends with it"
-ms=$(wait_new_gpu "$gpu") && [ "$(row pid)" != "$server" ] && [ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$sort_sql")" = t ]
+ms=$(wait_new_gpu "$gpu") && [ "$(row server_pid)" != "$server" ] && [ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$sort_sql")" = t ]
 ok $? "a new server and GPU process sort right (${ms:-?} ms)"
 [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE pid = $bystander")" = 1 ]
 ok $? "the bystander lives on"
@@ -266,12 +266,12 @@ kill -KILL "$victim"
 wait "$s"
 back=1
 for _ in $(seq 1 600); do
-	[ "$(q -c "SELECT state = 'ready' AND gpu_pid <> $gpu FROM gpusort_server() LIMIT 1" 2>/dev/null)" = t ] && { back=0; break; }
+	[ "$(q -c "SELECT state = 'ready' AND gpu_pid <> $gpu FROM gpusort_gpu_process()" 2>/dev/null)" = t ] && { back=0; break; }
 	sleep 0.05
 done
 ok $back "SIGKILL of a backend mid-transfer: PostgreSQL restarts, and a new GPU process is ready"
 kill -0 "$gpu" 2>/dev/null
-[ $? != 0 ] && [ "$(pgrep -c -f "gpusort GPU process" -P "$(row pid)")" = 1 ]
+[ $? != 0 ] && [ "$(pgrep -c -f "gpusort GPU process" -P "$(row server_pid)")" = 1 ]
 ok $? "the old GPU process ($gpu) is gone and exactly one runs ($(row gpu_pid))"
 [ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$sort_sql")" = t ]
 ok $? "a GPU sort after the restart is right"

@@ -20,10 +20,11 @@
 #  2. A withdraws: pg_cancel_backend (57014) or pg_terminate_backend;
 #  3. B's backend is stopped (SIGSTOP), so that it collects its job only once the
 #     next server has started;
-#  4. the server ends: SIGTERM, or its error exit (as when a CUDA error breaks a
-#     context); over two rounds each stage sees both ways to withdraw and to end;
-#  5. once the postmaster has started the server again, B goes on (SIGCONT): its
-#     statement is right (the job sent again) or fails naming the stopped server;
+#  4. the server ends (SIGTERM), or its GPU process does (its error exit, as when a
+#     CUDA error breaks a context); over two rounds each stage sees both ways to
+#     withdraw and to end;
+#  5. once a new GPU process is ready, B goes on (SIGCONT): its statement is right
+#     (the job sent again) or fails naming the stopped server or GPU process;
 #  6. gpusort_server() shows no job running or queued, no transfer area and no
 #     device memory in use.
 # Then a new sort is right.  20 rounds; --quick: 1 (every way to withdraw and end once).
@@ -110,8 +111,8 @@ wait_for() {
 	return 1
 }
 held() { q -c "SELECT gpusort_server_held()"; }
-server_restarted() {	# prints t once a server other than $1 is ready
-	q -c "SELECT pid <> $1 AND state = 'ready' FROM gpusort_server() LIMIT 1"
+server_restarted() {	# prints t once a GPU process other than $1 is ready
+	q -c "SELECT gpu_pid <> $1 AND state = 'ready' FROM gpusort_gpu_process()"
 }
 in_use() {	# jobs running and queued, device memory and transfer area in use (MB)
 	q -F ' ' -c "SELECT sum(jobs_running), max(jobs_queued), round(sum(memory_reserved_mb)::numeric, 1),
@@ -121,10 +122,11 @@ in_use() {	# jobs running and queued, device memory and transfer area in use (MB
 # one_stage ROUND STAGE INDEX: one pass of steps 1-6 at STAGE; false when something is
 # wrong.  Over two rounds each stage sees both ways to withdraw and both ways to end.
 one_stage() {
-	local r=$1 stage=$2 i=$3 how=cancel ends=sigterm old a b a_pid used problems=
+	local r=$1 stage=$2 i=$3 how=cancel ends=sigterm old old_gpu a b a_pid used problems=
 	[ $(((r + i) % 2)) = 0 ] && how=terminate
 	[ $(((r + i / 2) % 2)) = 0 ] && ends=error-exit
 	old=$(server_row pid)
+	old_gpu=$(q -c "SELECT gpu_pid FROM gpusort_gpu_process()")
 
 	q -c "SELECT gpusort_server_inject('$stage')" >/dev/null || return 1
 	PGAPPNAME=lc_a PGOPTIONS="-c gpusort.device=gpu" timeout 300 psql -X -At -c "$sort_sql" >"$work/a.out" 2>&1 &
@@ -147,12 +149,12 @@ one_stage() {
 	else
 		q -c "SELECT gpusort_server_inject('error-exit')" >/dev/null
 	fi
-	wait_for t server_restarted "$old" || problems="$problems no new server after $ends;"
+	wait_for t server_restarted "$old_gpu" || problems="$problems no new GPU process after $ends;"
 	kill -CONT "$b_pid"
 	b_pid=
 	wait "$b"
 	bg=()
-	[ "$(cat "$work/b.out")" = t ] || grep -q "the GPU server stopped while sorting" "$work/b.out" ||
+	[ "$(cat "$work/b.out")" = t ] || grep -qE "the GPU server stopped while sorting|the GPU process ended while sorting" "$work/b.out" ||
 		problems="$problems B neither right nor failed naming the server ($(head -c 200 "$work/b.out" | tr '\n' ' '));"
 	used=$(in_use)
 	[ "$used" = "0 0 0.0 0.0" ] ||
