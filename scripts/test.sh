@@ -16,8 +16,9 @@
 #
 # Counts: each pg_regress test of each PostgreSQL, each "ok"/"not ok" line of
 # the C tests (a C test program that skips itself, e.g. for want of a GPU,
-# counts 0), each TAP line of scripts/hardening.sh --device cpu --quick, and
-# PostgreSQL's own regression suite with gpusort's node forced on, one per
+# counts 0), each TAP line of scripts/hardening.sh --device cpu --quick, each
+# TAP line of scripts/readme-check.sh (the README's SQL examples, on each
+# PostgreSQL; GS_SKIP_README=1 leaves them out), and PostgreSQL's own regression suite with gpusort's node forced on, one per
 # PostgreSQL (scripts/pg-regress-suite.sh; GS_SKIP_PG_SUITE=1 leaves it out).
 # The subtotals of the programs show as "N ok, N not ok", so that the last
 # line is the only one of the form "N passed, N failed".
@@ -97,6 +98,22 @@ for pg in "${pg_list[@]}"; do
 		failed=$((failed + f))
 	fi
 	gs_stop_cluster
+
+	# the README's SQL examples, run and their outputs compared in a cluster of
+	# their own (scripts/readme-check.sh); GS_SKIP_README=1 leaves them out
+	if [ "${GS_SKIP_README:-0}" != 1 ]; then
+		gs_log "the README's examples (scripts/readme-check.sh)"
+		rlog=$(mktemp)
+		bash scripts/readme-check.sh --no-build 2>&1 | tee "$rlog" | subtotals || true
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$rlog" | tail -1 || true)
+		if [ -n "$line" ]; then
+			passed=$((passed + $(echo "$line" | awk '{print $1}')))
+			failed=$((failed + $(echo "$line" | awk '{print $3}')))
+		else
+			failed=$((failed + 1))		# the checker itself did not finish
+		fi
+		rm -f "$rlog"
+	fi
 
 	# the hardening tests on the CPU path, short forms (each in its own cluster);
 	# GS_SKIP_HARDENING=1 leaves them out, GS_HARDENING_ONLY=a,b picks areas
