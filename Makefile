@@ -68,9 +68,21 @@ ifeq ($(INJECTION_POINTS),1)
 INJECTION_DEFS = -DGS_INJECTION_POINTS
 endif
 
+# Test hooks, for the C tests and benchmarks alone: the files that have
+# them (gs_host_sort_set_transfer, gs_quick_set_depth_limits) are compiled
+# again with -DGS_TEST_HOOKS into the copy of the library those programs
+# link; the module links the library without them.
+HOOK_CU = kernels/host_sort.cu kernels/quick_sort.cu
+ifeq ($(CUDA),1)
+TEST_LIB = kernels/libgpusort-test.a
+TEST_LIB_OBJS = $(filter-out $(HOOK_CU:.cu=.o),$(KERNEL_OBJS)) $(HOOK_CU:.cu=.hooks.o)
+else
+TEST_LIB = $(KERNEL_LIB)
+endif
+
 PG_CPPFLAGS = -Ikernels $(INJECTION_DEFS)
 SHLIB_LINK = $(KERNEL_LIB) $(CUDA_LIBS) -lm
-EXTRA_CLEAN = $(KERNEL_LIB) kernels/*.o kernels/.build-flags src/.pg-build test/bin bench/bin
+EXTRA_CLEAN = $(KERNEL_LIB) kernels/libgpusort-test.a kernels/*.o kernels/.build-flags src/.pg-build test/bin bench/bin
 
 # JIT inlining from LLVM bitcode buys nothing for array-sized loops, and
 # needs clang; build without it so a plain `make` works where clang is absent.
@@ -87,6 +99,9 @@ kernels/%.o: kernels/%.c kernels/gpusort.h kernels/internal.h kernels/keys.h ker
 kernels/%.o: kernels/%.cu kernels/gpusort.h kernels/internal.h kernels/keys.h $(wildcard kernels/*.cuh) kernels/.build-flags
 	$(NVCC) $(NVCCFLAGS) $(INJECTION_DEFS) -Ikernels -c -o $@ $<
 
+kernels/%.hooks.o: kernels/%.cu kernels/gpusort.h kernels/internal.h kernels/device_internal.h kernels/keys.h $(wildcard kernels/*.cuh) kernels/.build-flags
+	$(NVCC) $(NVCCFLAGS) $(INJECTION_DEFS) -DGS_TEST_HOOKS -Ikernels -c -o $@ $<
+
 # The library remembers how it was built: switching CUDA=0/1 (or the GPU
 # architectures) rebuilds it and relinks the module instead of keeping a
 # library of the other kind.
@@ -97,6 +112,12 @@ $(shell echo '$(BUILD_FLAGS_NOW)' | cmp -s - $(BUILD_FLAGS) 2>/dev/null || echo 
 $(KERNEL_LIB): $(KERNEL_OBJS) $(BUILD_FLAGS)
 	rm -f $@
 	$(AR) crs $@ $(KERNEL_OBJS)
+
+ifeq ($(CUDA),1)
+$(TEST_LIB): $(TEST_LIB_OBJS) $(BUILD_FLAGS)
+	rm -f $@
+	$(AR) crs $@ $(TEST_LIB_OBJS)
+endif
 
 $(shlib): $(KERNEL_LIB)
 
@@ -125,7 +146,9 @@ $(SQL_UPDATE): sql/$(EXTVERSION) $(SQL_FRAGMENTS) sql/expand.awk Makefile
 sql-scripts: $(DATA_built)
 
 # C tests and benchmarks of kernels/: test/*.c, test/*.cu, bench/*.c, bench/*.cu,
-# one program each, linked with the library alone.
+# one program each, linked with the library alone (the copy with the test
+# hooks).  bench/merge_variants/ holds the merge sorts that only
+# bench_comparison and test_comparison_sorts build.
 TEST_PROGS = $(patsubst test/%.c,test/bin/%,$(wildcard test/*.c))
 BENCH_PROGS = $(patsubst bench/%.c,bench/bin/%,$(wildcard bench/*.c))
 ifeq ($(CUDA),1)
@@ -133,26 +156,27 @@ TEST_PROGS += $(patsubst test/%.cu,test/bin/%,$(wildcard test/*.cu))
 BENCH_PROGS += $(patsubst bench/%.cu,bench/bin/%,$(wildcard bench/*.cu))
 endif
 
-test/bin/% bench/bin/%: CFLAGS_PROG = -O2 -g -std=gnu11 -Wall -Wextra -Ikernels
+test/bin/% bench/bin/%: CFLAGS_PROG = -O2 -g -std=gnu11 -Wall -Wextra -Ikernels -DGS_TEST_HOOKS
+PROG_CUDA_DEPS = $(wildcard kernels/*.cuh bench/merge_variants/*.cuh)
 
-test/bin/%: test/%.c $(KERNEL_LIB) $(wildcard test/*.h)
+test/bin/%: test/%.c $(TEST_LIB) $(wildcard test/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_PROG) $(INJECTION_DEFS) -Itest -o $@ $< $(KERNEL_LIB) $(CUDA_LIBS) -lm
+	$(CC) $(CFLAGS_PROG) $(INJECTION_DEFS) -Itest -o $@ $< $(TEST_LIB) $(CUDA_LIBS) -lm
 
-test/bin/%: test/%.cu $(KERNEL_LIB) $(wildcard test/*.h)
+test/bin/%: test/%.cu $(TEST_LIB) $(wildcard test/*.h) $(PROG_CUDA_DEPS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(INJECTION_DEFS) -Ikernels -Itest -o $@ $< $(KERNEL_LIB) -lm
+	$(NVCC) $(NVCCFLAGS) $(INJECTION_DEFS) -DGS_TEST_HOOKS -Ikernels -Itest -o $@ $< $(TEST_LIB) -lm
 
-bench/bin/%: bench/%.c $(KERNEL_LIB)
+bench/bin/%: bench/%.c $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_PROG) -o $@ $< $(KERNEL_LIB) $(CUDA_LIBS) -lm
+	$(CC) $(CFLAGS_PROG) -o $@ $< $(TEST_LIB) $(CUDA_LIBS) -lm
 
-bench/bin/%: bench/%.cu $(KERNEL_LIB) $(wildcard bench/*.cuh)
+bench/bin/%: bench/%.cu $(TEST_LIB) $(wildcard bench/*.cuh) $(PROG_CUDA_DEPS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Ikernels -o $@ $< $(KERNEL_LIB) -lm
+	$(NVCC) $(NVCCFLAGS) -DGS_TEST_HOOKS -Ikernels -o $@ $< $(TEST_LIB) -lm
 
 .PHONY: kernels-lib test-progs bench-progs check-kernels
-kernels-lib: $(KERNEL_LIB)
+kernels-lib: $(KERNEL_LIB) $(TEST_LIB)
 test-progs: $(TEST_PROGS)
 bench-progs: $(BENCH_PROGS)
 

@@ -91,6 +91,14 @@ sort_args(gs_gpu_sort_args *a, gs_algorithm algo, gs_type t, size_t n, bool pair
 	a->stream = stream;
 }
 
+/*
+ * The sort sort_ours calls: gs_gpu_sort, or a program's own with its
+ * contract (bench_comparison's sends the merge sort to bench/merge_variants/).
+ */
+#ifndef BENCH_GPU_SORT
+#define BENCH_GPU_SORT gs_gpu_sort
+#endif
+
 /* Our sort (algo) of keys[0] (and values[0]); returns the buffer holding the result. */
 static inline int
 sort_ours(gs_algorithm algo, gs_type t, size_t n, bool pairs)
@@ -99,7 +107,7 @@ sort_ours(gs_algorithm algo, gs_type t, size_t n, bool pairs)
 	gs_error	err;
 
 	sort_args(&a, algo, t, n, pairs);
-	if (gs_gpu_sort(&a, &err) != GS_OK)
+	if (BENCH_GPU_SORT(&a, &err) != GS_OK)
 	{
 		fprintf(stderr, "size query (%s): %s\n", gs_algorithm_name(algo), err.message);
 		exit(1);
@@ -107,7 +115,7 @@ sort_ours(gs_algorithm algo, gs_type t, size_t n, bool pairs)
 	ensure_temp(a.temp_bytes);
 	a.temp = buf.temp;
 	a.temp_bytes = buf.temp_bytes;
-	if (gs_gpu_sort(&a, &err) != GS_OK)
+	if (BENCH_GPU_SORT(&a, &err) != GS_OK)
 	{
 		fprintf(stderr, "gs_gpu_sort (%s): %s\n", gs_algorithm_name(algo), err.message);
 		exit(1);

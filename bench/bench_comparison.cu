@@ -14,7 +14,7 @@
  * 10^7 .. 10^8 per variant, with the block sort alone per shape, and the
  * bcf variant, thrust::sort with a comparator and our radix sort for
  * reference; float8 and int4 argsort per split), worst (each variant on the
- * worst-case input of seed 003 built for its own shape, against a random
+ * worst-case input of Berney (worst_case.h) built for its own shape, against a random
  * permutation of the same keys; CUB on its own), quick (every distribution,
  * 10^7 int4, vs radix), small (every algorithm at 2^8 .. 2^24 keys: the
  * bitonic / radix crossover and the data for the auto rule).  A summary of
@@ -23,7 +23,9 @@
  * GS_BENCH_MERGE_VARIANTS="0/fused,1/warp,4/auto/nopdl,4/auto/rand,..." names others
  * ("all": every shape with every split; the first is then the reference and the one
  * --profile uses).  --profile sorts once (after one untimed sort of
- * other data) for ncu's bank-conflict counters.
+ * other data) for ncu's bank-conflict counters.  The variants and the bcf
+ * sort are built here from bench/merge_variants/; every other merge sort
+ * timed is the library's.
  */
 #include <algorithm>
 #include <cmath>
@@ -47,10 +49,10 @@
 #include "gpusort.h"
 #include "keys.h"
 #include "quick_sort.cuh"
-#include "merge_sort.cuh"
 #include "../test/merge_variants.h"
 #include "worst_case.h"
 #include "../test/distributions.h"
+#define BENCH_GPU_SORT bench_gpu_sort
 #include "bench_common.cuh"
 
 static std::string report;		/* everything printed, for --out */
@@ -245,7 +247,7 @@ merge_variants(void)
 	std::string list;
 	gs_merge_path_options d;
 
-	gs_merge_path_default_options(&d);
+	bench_merge_default_options(&d);
 	v.push_back({d.shape, d.split, 0, d.order});
 	if (env == NULL)
 		list = merge_variant_name(v[0]) + "," + merge_candidates;
@@ -278,7 +280,7 @@ variant_label(const merge_variant &v)
 {
 	char		l[96];
 
-	snprintf(l, sizeof(l), "%s (%s)", merge_variant_name(v).c_str(), gs_merge_shape_name(v.shape));
+	snprintf(l, sizeof(l), "%s (%s)", merge_variant_name(v).c_str(), bench_merge_shape_name(v.shape));
 	return l;
 }
 
@@ -287,20 +289,15 @@ use_variant(const merge_variant &v, int max_passes)
 {
 	gs_merge_path_options o;
 
-	gs_merge_set_variant(GS_MERGE_PATH);
 	merge_variant_options(v, &o);
 	o.max_passes = max_passes;
-	gs_merge_path_set_options(&o);
+	bench_merge_use(&o);
 }
 
 static void
 use_default_variant(void)
 {
-	gs_merge_path_options o;
-
-	gs_merge_path_default_options(&o);
-	gs_merge_path_set_options(&o);
-	gs_merge_set_variant(GS_MERGE_PATH);
+	bench_merge_use_library();
 }
 
 /* What the final summary shows, filled in by the sections that ran. */
@@ -370,7 +367,7 @@ section_merge(bool quick)
 													  n, 4, false, runs_for(n), &sel);
 			}
 		}
-		gs_merge_set_variant(GS_MERGE_BCF);
+		bench_merge_use_bcf();
 		bcf[si] = time_sort([&]() { return sort_ours(GS_ALGO_MERGE, GS_INT4, n, false); }, n, 4, false,
 							runs_for(n), &sel);
 		summary.unsorted |= !check_sorted(GS_INT4, n, sel, false);
@@ -400,7 +397,7 @@ section_merge(bool quick)
 		"the next tile (cp.async) while merging this one; auto: fused below %.0e keys, thread from there); "
 		"/nopdl: the kernels launched plain, without programmatic dependent launch; /rand, /randp: the merge "
 		"order randomized in the block sort and the passes, or in the passes alone.  "
-		"The first row is the library's default.\n\n", GS_NUM_MERGE_SHAPES - 1, (double) GS_MERGE_AUTO_THREAD_MIN);
+		"The first row is the library's default.\n\n", GS_NUM_MERGE_SHAPES - 1, (double) GS_MERGE_PARTITION_MIN);
 	out("| variant |");
 	for (size_t n : sizes)
 		out(" %.0e |", (double) n);
@@ -441,7 +438,7 @@ section_merge(bool quick)
 	for (int r = 0; r < 2 * GS_NUM_MERGE_SHAPES; r++)
 		if (block_ms[r][0] >= 0)
 		{
-			out("| %d (%s)%s |", r / 2, gs_merge_shape_name(r / 2), r % 2 ? ", random order" : "");
+			out("| %d (%s)%s |", r / 2, bench_merge_shape_name(r / 2), r % 2 ? ", random order" : "");
 			for (size_t si = 0; si < sizes.size(); si++)
 				out(" %.3f |", block_ms[r][si]);
 			out("\n");
@@ -516,9 +513,9 @@ section_merge(bool quick)
 			seen |= vs[u].split == vs[v].split && vs[u].nopdl == vs[v].nopdl && vs[u].order == vs[v].order;
 		if (seen)
 			continue;
-		out("| %s%s%s%s |", gs_merge_split_name(vs[v].split), vs[v].nopdl ? "/nopdl" : "",
+		out("| %s%s%s%s |", bench_merge_split_name(vs[v].split), vs[v].nopdl ? "/nopdl" : "",
 			vs[v].order != GS_MERGE_ORDER_FIXED ? "/" : "",
-			vs[v].order != GS_MERGE_ORDER_FIXED ? gs_merge_order_name(vs[v].order) : "");
+			vs[v].order != GS_MERGE_ORDER_FIXED ? bench_merge_order_name(vs[v].order) : "");
 		for (size_t si = 0; si < pair_sizes.size(); si++)
 			out(" %.2f%s | %.3f |", pair_sizes[si] / fabs(fms[v][si]) / 1e6, fms[v][si] < 0 ? " UNSORTED" : "",
 				summary.float8_ratio[v][si]);
@@ -562,7 +559,7 @@ section_worst(bool quick)
 	summary.have_worst.assign(vs.size(), false);
 	if (summary.variants.empty())
 		summary.variants = vs;
-	out("\n## Merge sorts on their worst-case inputs (seed 003), int4 keys 0..n-1\n\n");
+	out("\n## Merge sorts on their worst-case inputs (Berney), int4 keys 0..n-1\n\n");
 	out("Worst case built for the sort's own block sort (E, b) and passes (E, b); random = a random permutation "
 		"of the same keys. ms (median).\n\n");
 	out("| sort | input built for | n | random | worst case | slowdown |\n| --- | --- | --- | --- | --- | --- |\n");
@@ -580,8 +577,7 @@ section_worst(bool quick)
 		if (!used)
 			continue;
 		use_variant({sh, GS_MERGE_SPLIT_FUSED, 0}, -1);
-		gs_merge_path_tuning(GS_INT4, false, &b, &e);
-		gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
+		bench_merge_tuning(GS_INT4, false, &b, &e, &pb, &pe);
 		n = worst_size(e, b, target);
 		{
 			std::vector<uint32_t> worst(n), rnd(n);
@@ -773,8 +769,7 @@ profile(const char *who, const char *input, size_t n)
 	std::vector<uint32_t> keys(n);
 
 	use_variant(merge_variants()[0], -1);
-	gs_merge_path_tuning(GS_INT4, false, &ob, &oe);
-	gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
+	bench_merge_tuning(GS_INT4, false, &ob, &oe, &pb, &pe);
 	e = cub ? 17 : oe;
 	b = cub ? 256 : ob;
 	if (cub)
@@ -783,7 +778,7 @@ profile(const char *who, const char *input, size_t n)
 		pb = b;
 	}
 	if (strcmp(who, "bcf") == 0)
-		gs_merge_set_variant(GS_MERGE_BCF);
+		bench_merge_use_bcf();
 	n = worst_size(e, b, n);
 	if (strcmp(input, "worst") == 0)
 	{
@@ -864,7 +859,7 @@ main(int argc, char **argv)
 			int			ob,
 						oe;
 
-			gs_merge_path_tuning(GS_INT4, false, &ob, &oe);
+			bench_merge_tuning(GS_INT4, false, &ob, &oe, NULL, NULL);
 			out("\nmerge (path) tuning for int4: b = %d threads, E = %d keys per thread; CUB DeviceMergeSort sm_90: "
 				"b = 256, E = 17 (int4), 8 (float8)\n", ob, oe);
 		}

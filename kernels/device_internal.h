@@ -64,11 +64,14 @@ typedef enum gs_transfer
 
 const char *gs_transfer_name(gs_transfer t);
 
+#ifdef GS_TEST_HOOKS
 /*
- * Test and benchmark knobs: force a strategy and a staging chunk size (0:
- * GS_STAGING_CHUNK_BYTES) for later gs_host_sort calls of this process.
+ * Forces a strategy and a staging chunk size (0: GS_STAGING_CHUNK_BYTES) for
+ * later gs_host_sort calls of this process.  Only in the library that tests
+ * and benchmarks link (built with -DGS_TEST_HOOKS; see the Makefile).
  */
 void		gs_host_sort_set_transfer(gs_transfer t, size_t chunk_bytes);
+#endif
 
 /* The strategy the last gs_host_sort (or gs_copy_*) used for its input (what AUTO resolved to). */
 gs_transfer gs_host_sort_last_transfer(void);

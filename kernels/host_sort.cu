@@ -30,9 +30,14 @@
 #include "internal.h"
 #include "device_internal.h"
 
-/* Test and benchmark knobs (device_internal.h). */
+/* The strategy and the staging chunk: AUTO's rule and GS_STAGING_CHUNK_BYTES, or a test's (device_internal.h). */
+#ifdef GS_TEST_HOOKS
 static gs_transfer gs_forced_transfer = GS_TRANSFER_AUTO;
 static size_t gs_chunk_bytes = GS_STAGING_CHUNK_BYTES;
+#else
+static const gs_transfer gs_forced_transfer = GS_TRANSFER_AUTO;
+static const size_t gs_chunk_bytes = GS_STAGING_CHUNK_BYTES;
+#endif
 static gs_transfer gs_last_transfer = GS_TRANSFER_AUTO;
 
 /*
@@ -51,12 +56,14 @@ gs_transfer_name(gs_transfer t)
 	return (unsigned) t < GS_NUM_TRANSFERS ? names[t] : "unknown";
 }
 
+#ifdef GS_TEST_HOOKS
 void
 gs_host_sort_set_transfer(gs_transfer t, size_t chunk_bytes)
 {
 	gs_forced_transfer = ((unsigned) t < GS_NUM_TRANSFERS) ? t : GS_TRANSFER_AUTO;
 	gs_chunk_bytes = (chunk_bytes != 0) ? chunk_bytes : GS_STAGING_CHUNK_BYTES;
 }
+#endif
 
 gs_transfer
 gs_host_sort_last_transfer(void)

@@ -1,7 +1,8 @@
 /*
  * merge_block.cuh: thread-, warp- and block-level primitives of the
- * merge-path merge sort (merge_sort.cu), after the Thrust / Modern GPU design
- * analysed in seed 003: a per-thread sorting network in registers, the merge
+ * merge-path merge sort (merge_path.cuh), after the Thrust / Modern GPU design
+ * analysed in "Engineering Worst-Case Inputs for Pairwise Merge Sort on GPUs"
+ * (Berney): a per-thread sorting network in registers, the merge
  * path split of two sorted runs (serial in shared memory; in global memory
  * serial, or 8- or 32-way parallel across lanes of a warp) and the serial
  * merge of E items.
@@ -177,7 +178,7 @@ gs_thread_merge_path(const K *ak, const uint32_t *av, size_t la,
  * Serial merge of ITEMS outputs from A = [a, a_end) and B = [b, b_end) of the
  * shared arrays sk/sv, into registers; idx receives the shared index each
  * output came from, for gathering values afterwards.  One shared load per
- * output: this loop is where the bank conflicts of seed 003 happen.
+ * output: this loop is where the bank conflicts Berney constructs happen.
  *
  * Branch-free: each step loads the next key of the run it took from without
  * checking that run's end (the take condition checks both ends), so that the
@@ -317,7 +318,7 @@ gs_block_merge_sort(K *sk, uint32_t *sv, int cover)
 /* ------------------------------------------------------------------------
  * Randomized merge order
  *
- * The worst-case inputs of seed 003 (bench/worst_case.h) choose the merge
+ * Berney's worst-case inputs (bench/worst_case.h) choose the merge
  * path so that at every step of the serial merge about E threads of a warp
  * read one bank: each such thread reads its keys at banks s, s + 1, ...
  * in order, from the left run or the right run, both staged from bank 0.
@@ -464,7 +465,7 @@ gs_block_store_dir(K *sk, uint32_t *sv, const K (&k)[ITEMS], const uint32_t (&v)
  * staged delta elements after its left one (delta drawn per round for the
  * block; the pairs of a round move along by delta each).  The rounds before
  * keep the fixed order: there a warp merges two or more pairs whose runs
- * start at different banks, which seed 003's construction cannot line up
+ * start at different banks, which Berney's construction cannot line up
  * (it gives them random splits).  sk/sv hold the tile from 0 as in
  * gs_block_merge_sort, with gs_merge_front_pad() elements of shared memory
  * before them and gs_block_rand_room() after the tile.

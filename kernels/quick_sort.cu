@@ -1,6 +1,7 @@
 /*
- * quick_sort.cu: GPU quicksort (gs_quick_sort_gpu), after the thesis of seed
- * 002, chapter 4 (Cederman and Tsigas' design): a first phase in which many
+ * quick_sort.cu: GPU quicksort (gs_quick_sort_gpu), after chapter 4 of
+ * "Development of parallel sorting algorithms for GPU" (Nguyen Xuan Thang's
+ * thesis; Cederman and Tsigas' design): a first phase in which many
  * blocks partition each large task together, then a second phase in which
  * one block sorts a task alone.  The thesis' second phase, quicksort in
  * shared memory with bitonic sort at the leaves, is kept (see below when it
@@ -40,8 +41,9 @@
  * primitives: E keys per thread sorted in registers, then merge-path rounds
  * in shared memory, stopping once a run covers the range), which measured
  * faster than the in-block quicksort; the in-block quicksort runs when a
- * test sets a second-phase depth limit (gs_quick_set_depth_limits), so that
- * it and its bitonic fallback stay exercised.
+ * test sets a second-phase depth limit (gs_quick_set_depth_limits, in the
+ * test build of the library only), so that it and its bitonic fallback stay
+ * exercised.
  */
 #include <stdint.h>
 #include <string.h>
@@ -144,6 +146,8 @@ struct gs_qctx
 	gs_key_codec codec;
 };
 
+/* The depth limits' overrides (-1: none); a test's only in a build with GS_TEST_HOOKS (quick_sort.cuh). */
+#ifdef GS_TEST_HOOKS
 static int	gs_quick_depth_first = -1;
 static int	gs_quick_depth_second = -1;
 
@@ -153,6 +157,10 @@ gs_quick_set_depth_limits(int first_phase, int second_phase)
 	gs_quick_depth_first = first_phase;
 	gs_quick_depth_second = second_phase;
 }
+#else
+static const int gs_quick_depth_first = -1;
+static const int gs_quick_depth_second = -1;
+#endif
 
 /* Buffer b of keys / positions (selects, so the pointer pair stays out of local memory). */
 template <typename K>

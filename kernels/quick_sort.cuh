@@ -17,10 +17,13 @@ extern "C" {
  * block before a range goes to the bitonic sort); -1 restores the default.
  * The second-phase limit belongs to the thesis' in-block quicksort, which
  * the default (a block merge sort) does not use: second_phase >= 0 also
- * selects the in-block quicksort as the second phase.  Process-wide; for
- * tests and benchmarks.
+ * selects the in-block quicksort as the second phase.  Process-wide; only
+ * in the library that tests and benchmarks link (built with -DGS_TEST_HOOKS;
+ * see the Makefile).
  */
+#ifdef GS_TEST_HOOKS
 void		gs_quick_set_depth_limits(int first_phase, int second_phase);
+#endif
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
  * merge_variants.h: the merge-path sort's shape/split variants as
  * test_comparison_sorts and bench_comparison name them: "SHAPE/SPLIT" items
  * in a comma-separated list (e.g. "0/fused,4/thread"), SPLIT one of
- * gs_merge_split_name's names, then optionally "/nopdl" for plain launches
+ * bench_merge_split_name's names, then optionally "/nopdl" for plain launches
  * (gs_merge_path_options.pdl = 0) and "/rand" or "/randp" for the merge
  * order randomized in the block sort and the passes or in the passes alone
  * (gs_merge_path_options.order; without either, the fixed order).
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "merge_sort.cuh"
+#include "../bench/merge_variants/merge_variants.cuh"
 
 /* A shape, split and merge order of the merge-path sort (gs_merge_path_options); nopdl: pdl = 0. */
 typedef struct merge_variant
@@ -31,15 +31,15 @@ typedef struct merge_variant
 static inline std::string
 merge_variant_name(const merge_variant &v)
 {
-	return std::to_string(v.shape) + "/" + gs_merge_split_name(v.split) + (v.nopdl ? "/nopdl" : "") +
-		(v.order != GS_MERGE_ORDER_FIXED ? std::string("/") + gs_merge_order_name(v.order) : "");
+	return std::to_string(v.shape) + "/" + bench_merge_split_name(v.split) + (v.nopdl ? "/nopdl" : "") +
+		(v.order != GS_MERGE_ORDER_FIXED ? std::string("/") + bench_merge_order_name(v.order) : "");
 }
 
-/* Sets the library's options to variant v (other fields at their defaults). */
+/* The options of variant v (other fields at the library's). */
 static inline void
 merge_variant_options(const merge_variant &v, gs_merge_path_options *o)
 {
-	gs_merge_path_default_options(o);
+	bench_merge_default_options(o);
 	o->shape = v.shape;
 	o->split = v.split;
 	o->pdl = !v.nopdl;
@@ -69,11 +69,11 @@ merge_variants_parse(const std::string &list, std::vector<merge_variant> &v)
 		{
 			if (strcmp(opt, "/nopdl") == 0)
 				mv.nopdl = 1;
-			else if (strcmp(opt + 1, gs_merge_order_name(GS_MERGE_ORDER_RANDOM)) == 0)
+			else if (strcmp(opt + 1, bench_merge_order_name(GS_MERGE_ORDER_RANDOM)) == 0)
 				mv.order = GS_MERGE_ORDER_RANDOM;
-			else if (strcmp(opt + 1, gs_merge_order_name(GS_MERGE_ORDER_RANDOM_PASSES)) == 0)
+			else if (strcmp(opt + 1, bench_merge_order_name(GS_MERGE_ORDER_RANDOM_PASSES)) == 0)
 				mv.order = GS_MERGE_ORDER_RANDOM_PASSES;
-			else if (strcmp(opt + 1, gs_merge_order_name(GS_MERGE_ORDER_FIXED)) == 0)
+			else if (strcmp(opt + 1, bench_merge_order_name(GS_MERGE_ORDER_FIXED)) == 0)
 				mv.order = GS_MERGE_ORDER_FIXED;
 			else
 				ok = false;
@@ -82,7 +82,7 @@ merge_variants_parse(const std::string &list, std::vector<merge_variant> &v)
 		if (!ok)
 			continue;
 		for (int sp = 0; sp < GS_NUM_MERGE_SPLITS; sp++)
-			if (strcmp(name, gs_merge_split_name((gs_merge_split) sp)) == 0)
+			if (strcmp(name, bench_merge_split_name((gs_merge_split) sp)) == 0)
 			{
 				mv.split = (gs_merge_split) sp;
 				v.push_back(mv);

@@ -2,13 +2,15 @@
  * test_comparison_sorts.cu: the cases that test_gpu_sort does not
  * reach, for the merge, bitonic and quick sorts, each against a stable CPU
  * reference bit-exactly (keys and argsort values):
- *   - the bank-conflict-free merge variant (seed 000), keys only, across its
- *     distribution threshold;
- *   - the merge-path variant on the worst-case inputs of seed 003, for its
- *     own (E, b) and for CUB's;
- *   - the merge-path variant under every option (gs_merge_path_options: each
- *     shape with each way of finding a pass tile's split), across several
+ *   - the merge variants of bench/merge_variants/, built from bench's
+ *     sources: the bank-conflict-free sort (Sitchinava and Weichert), keys
+ *     only, across its distribution threshold, and the merge-path sort under
+ *     every option (gs_merge_path_options: each shape with each way of
+ *     finding a pass tile's split and each merge order), across several
  *     passes, and on the worst-case input built for each shape;
+ *   - the library's merge sort on the worst-case inputs of "Engineering
+ *     Worst-Case Inputs for Pairwise Merge Sort on GPUs" (Berney), for its
+ *     own (E, b) and for CUB's;
  *   - the quicksort with its depth limits lowered, so that tasks take the
  *     merge-sort and bitonic fallbacks;
  *   - argsort stability with many ties at sizes that need several passes;
@@ -33,7 +35,6 @@
 
 #include "gpusort.h"
 #include "keys.h"
-#include "merge_sort.cuh"
 #include "quick_sort.cuh"
 #include "distributions.h"
 #include "merge_variants.h"
@@ -143,7 +144,7 @@ check_sort(device_buffers *b, gs_algorithm algo, gs_type t, const void *in, size
 		a.values[0] = b->values[0];
 		a.values[1] = b->values[1];
 	}
-	s = gs_gpu_sort(&a, &err);
+	s = bench_gpu_sort(&a, &err);
 	if (s != GS_OK)
 	{
 		snprintf(msg, sizeof(msg), "size query: %s", err.message);
@@ -163,7 +164,7 @@ check_sort(device_buffers *b, gs_algorithm algo, gs_type t, const void *in, size
 	cudaMemset(b->temp, POISON, a.temp_bytes);
 	a.temp = b->temp;
 	a.result_selector = -1;
-	s = gs_gpu_sort(&a, &err);
+	s = bench_gpu_sort(&a, &err);
 	if (expect_status != GS_OK)
 	{
 		if (s == expect_status)
@@ -290,7 +291,7 @@ path_variants(const char *list)
  * int2 or few_distinct, the worst case at two tiles.  A randomized order
  * runs under seeds drawn per launch, then again under three fixed seeds
  * (named in the test's line), so that a failure can be replayed.
- * Restores the default options.
+ * GS_ALGO_MERGE is the library's sort again afterwards.
  */
 static void
 test_path_options(device_buffers *b, bool quick, bool race, const std::vector<merge_variant> &variants)
@@ -300,7 +301,6 @@ test_path_options(device_buffers *b, bool quick, bool race, const std::vector<me
 		: std::vector<size_t>{1000, 7681, 40001, 1300021};
 	gs_merge_path_options o;
 
-	gs_merge_set_variant(GS_MERGE_PATH);
 	for (const merge_variant &pv : variants)
 	{
 		const int	sh = pv.shape;
@@ -309,18 +309,18 @@ test_path_options(device_buffers *b, bool quick, bool race, const std::vector<me
 
 		merge_variant_options(pv, &o);
 		o.prefetch_blocks = prefetch && race ? 3 : 0;
-		gs_merge_path_set_options(&o);
+		bench_merge_use(&o);
 		snprintf(label, sizeof(label), "merge(path %s)", merge_variant_name(pv).c_str());
 		for (gs_dist d : {GS_DIST_UNIFORM, GS_DIST_FEW_DISTINCT})
 		{
 			if (race && d != GS_DIST_UNIFORM)
 				continue;
 			o.prefetch_blocks = prefetch && (race || d != GS_DIST_UNIFORM) ? 3 : 0;
-			gs_merge_path_set_options(&o);
+			bench_merge_use(&o);
 			matrix_cell(b, label, GS_ALGO_MERGE, GS_INT4, d, sizes, sh == 0, race);
 		}
 		o.prefetch_blocks = prefetch ? 3 : 0;
-		gs_merge_path_set_options(&o);
+		bench_merge_use(&o);
 		if (sh == 0)
 		{
 			matrix_cell(b, label, GS_ALGO_MERGE, GS_FLOAT8, GS_DIST_UNIFORM, sizes, true, race);
@@ -341,8 +341,7 @@ test_path_options(device_buffers *b, bool quick, bool race, const std::vector<me
 			std::vector<uint32_t> in, perm;
 			std::string why;
 
-			gs_merge_path_tuning(GS_INT4, false, &sb, &se);
-			gs_merge_path_pass_tuning(GS_INT4, false, &pb, &pe);
+			bench_merge_tuning(GS_INT4, false, &sb, &se, &pb, &pe);
 			n = (size_t) sb * se << (quick || race ? 1 : 4);
 			in.resize(n);
 			if (gs_worst_case_fill_shape(in.data(), n, se, sb, pe, pb, 32, 7) != 0)
@@ -365,18 +364,17 @@ test_path_options(device_buffers *b, bool quick, bool race, const std::vector<me
 				char		with[128];
 
 				o.seed = seed;
-				gs_merge_path_set_options(&o);
+				bench_merge_use(&o);
 				snprintf(with, sizeof(with), "%s, seed %u", label, seed);
 				matrix_cell(b, with, GS_ALGO_MERGE, GS_INT4, GS_DIST_UNIFORM, sizes, true, race);
 				if (!race)
 					matrix_cell(b, with, GS_ALGO_MERGE, GS_FLOAT8, GS_DIST_FEW_DISTINCT, sizes, true, false);
 			}
 			o.seed = 0;
-			gs_merge_path_set_options(&o);
+			bench_merge_use(&o);
 		}
 	}
-	gs_merge_path_default_options(&o);
-	gs_merge_path_set_options(&o);
+	bench_merge_use_library();
 }
 
 int
@@ -424,12 +422,12 @@ main(int argc, char **argv)
 		return tap_done();
 	}
 
-	/* 1. the bank-conflict-free merge variant, keys only (it refuses values) */
+	/* 1. the bank-conflict-free merge sort, keys only (it refuses values) */
 	{
 		std::vector<size_t> sizes = quick ? std::vector<size_t>{2, 1000, 1025, 5000, 70001}
 			: std::vector<size_t>{2, 1000, 1024, 1025, 5000, 100003, 1300021, 3000017};
 
-		gs_merge_set_variant(GS_MERGE_BCF);
+		bench_merge_use_bcf();
 		for (int ti = 0; ti < GS_NUM_TYPES; ti++)
 			for (gs_dist d : some_dists)
 				matrix_cell(&b, "merge(bcf)", GS_ALGO_MERGE, (gs_type) ti, d, sizes, false);
@@ -442,15 +440,15 @@ main(int argc, char **argv)
 			tap_check(check_sort(&b, GS_ALGO_MERGE, GS_INT4, in.data(), 1000, false, true, perm,
 								 GS_ERR_INVALID_ARGUMENT).empty(), "merge(bcf) refuses values");
 		}
-		gs_merge_set_variant(GS_MERGE_PATH);
+		bench_merge_use_library();
 	}
 
-	/* 2. merge path on the worst-case inputs of seed 003 (ours and CUB's parameters), int4 */
+	/* 2. the library's merge sort on Berney's worst-case inputs (its parameters and CUB's), int4 */
 	{
 		int			ours_b,
 					ours_e;
 
-		gs_merge_path_tuning(GS_INT4, false, &ours_b, &ours_e);
+		bench_merge_tuning(GS_INT4, false, &ours_b, &ours_e, NULL, NULL);
 		struct
 		{
 			const char *who;

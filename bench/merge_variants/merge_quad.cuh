@@ -1,6 +1,6 @@
 /*
  * merge_quad.cuh: the four-way merge pass of the merge-path sort
- * (merge_sort.cu, split GS_MERGE_SPLIT_QUAD).  One pass merges groups of
+ * (merge_variants.cuh, split GS_MERGE_SPLIT_QUAD).  One pass merges groups of
  * four sorted runs A, B, C, D of length L into runs of 4L, so a sort needs
  * half the passes over global memory of the pairwise one.  The output of a
  * group is merge(X, Y) with X = merge(A, B) and Y = merge(C, D), none of
@@ -24,9 +24,7 @@
 #ifndef GPUSORT_MERGE_QUAD_CUH
 #define GPUSORT_MERGE_QUAD_CUH
 
-#include "merge_block.cuh"
-
-/* merge_sort.cu includes this after gs_store_merged and gs_merge_tile_items, which it uses. */
+#include "merge_fixed.cuh"
 
 /* A sorted run in global memory (keys, and values when the order needs them). */
 template <typename K>

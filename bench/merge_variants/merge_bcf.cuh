@@ -1,7 +1,8 @@
 /*
- * merge_bcf.cuh: the bank-conflict-free merge sort of seed 000 (Sitchinava
- * and Weichert, "BCFMergesort" with pivot buckets), the second variant behind
- * GS_ALGO_MERGE.  Included once, by merge_sort.cu.  Keys only; n < 2^32.
+ * merge_bcf.cuh: the bank-conflict-free merge sort of "Bank Conflict Free
+ * Comparison-based Sorting On GPUs" (Sitchinava and Weichert, "BCFMergesort"
+ * with pivot buckets), a benchmarked alternative to the library's merge sort
+ * (merge_variants.cuh selects it).  Keys only; n < 2^32.
  *
  *   1. Base case: each warp sorts 1024 keys as a 32 x 32 matrix with
  *      ShearSort (log2(32) rounds of row sort in snake order and column sort,
@@ -14,12 +15,12 @@
  *      512-key page from the run whose last loaded key is smaller, merges the
  *      1024 with a bitonic merge in registers (warp shuffles across lanes),
  *      writes out the 512 smallest.  Data-oblivious and without any shared
- *      memory, so no bank conflict by construction (000 uses one ShearSort
+ *      memory, so no bank conflict by construction (the paper uses one ShearSort
  *      round in shared memory for this step).
  *   3. Distribution: when fewer runs than 2P remain (P = the warps to keep
  *      busy), deterministic splitters (t evenly spaced samples per run,
  *      sorted, P-1 evenly spaced picks, duplicates removed; Aggarwal and
- *      Vitter as in 000) cut every run into buckets, with a bucket of its own
+ *      Vitter as in the paper) cut every run into buckets, with a bucket of its own
  *      for keys equal to each splitter (BCFMergesortPB): those are final at
  *      once.  The other buckets' pieces are merged pairwise as in step 2, P
  *      buckets at a time, so no warp idles while few long runs remain.
@@ -669,13 +670,13 @@ gs_bcf_sm_count(void)
 	return sms;
 }
 
-/* Temp the current merge variant needs (never 0, so that a second call is not a size query again). */
+/* Temporary memory of a sort (never 0, so that a second call is not a size query again). */
 static size_t
 gs_merge_bcf_temp_bytes(const gs_gpu_sort_args *args)
 {
 	gs_bcf_plan p;
 
-	if (gs_merge_get_variant() != GS_MERGE_BCF || args->values[0] != NULL)
+	if (args->values[0] != NULL)
 		return 256;
 	gs_bcf_make_plan(args->n, gs_type_size(args->type), gs_bcf_sm_count(), &p);
 	return p.temp_bytes;
@@ -745,7 +746,6 @@ gs_merge_bcf_run(gs_gpu_sort_args *args, gs_error *err)
 		int			x,
 					f;
 		gs_status	st;
-		gs_merge_path_options opt;
 
 		while ((1u << final_rounds) < p.sp)
 			final_rounds++;
@@ -755,8 +755,7 @@ gs_merge_bcf_run(gs_gpu_sort_args *args, gs_error *err)
 		gs_bcf_sample_kernel<K><<<(unsigned) ((m + 255) / 256), 256, 0, stream>>>
 			(keys[cur], n, p.run, p.s, samples[0]);
 		GS_LAUNCH_CHECK("merge sort (bcf): sample launch", err);
-		gs_merge_path_default_options(&opt);
-		st = gs_merge_path_run<K, false, false>(samples, NULL, m, codec, false, false, &opt, NULL, stream, err);
+		st = gs_merge_sort_ordered<K>(samples, NULL, m, false, stream, err);
 		if (st != GS_OK)
 			return st;
 		gs_bcf_splitter_kernel<K><<<1, 1024, 0, stream>>>(samples[0], m, p.nb, splitters, nsplit);
