@@ -72,6 +72,8 @@ if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir
 	skip "a release build: no injection points (make INJECTION_POINTS=1)"
 	finish
 fi
+# the GPU process's first start (its CUDA contexts) takes a second or so
+for _ in $(seq 1 600); do [ "$(row state)" != starting ] && break; sleep 0.05; done
 state=$(row state)
 if [ "$state" != ready ]; then
 	skip "the server has no device ($(row reason)); --device cpu lets the CPU stand in (test builds)"
