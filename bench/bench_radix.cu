@@ -6,8 +6,8 @@
  * warm-up runs, then the median of at least 9.  Prints a markdown table
  * (Gkeys/s, ratio to CUB, the physical floor) and writes it to --out.
  *
- *   bench_radix [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--dist] [--profile ours|cub|ballot]
- *               [--max N]
+ *   bench_radix [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--dist] [--check-ballot]
+ *               [--profile ours|cub|ballot] [--max N]
  *
  * --tune, after the table: other policies of the onesweep pass
  * (radix_dispatch.cuh instantiated here) and ablations of its steps at 10^8
@@ -15,6 +15,10 @@
  * passes and CUB.  --diag: only those, then a per-phase trace of one pass;
  * --diag-pairs: only the argsort table and the argsort traces.  --dist: only
  * the table of every distribution (10^7 int4 keys and pairs against CUB).
+ * --check-ballot: only the library with its fallback rank (a device that
+ * fails the check of the atomic rank) against CUB, every distribution and
+ * path; exits 1 on a mismatch.  Instruments (per-step traces, the
+ * look-back ablation, bulk loads) come from radix_instrument.cuh.
  * --profile sorts 10^8 int4 keys twice with one implementation and stops
  * (for ncu).
  */
@@ -34,10 +38,10 @@
 #include <thrust/sort.h>
 
 #include "gpusort.h"
-#include "radix_dispatch.cuh"
 #include "radix_policy.cuh"
 #include "../test/distributions.h"
 #include "bench_common.cuh"
+#include "radix_instrument.cuh"
 
 /* One implementation's sort of keys[0] (and values[0]); returns the buffer holding the result. */
 typedef int (*sort_fn) (gs_type t, size_t n, bool pairs);
@@ -172,7 +176,8 @@ mismatches(const void *a, const void *b, size_t bytes)
 
 /*
  * A tuning variant: the library's policy for the width with another shape
- * and rank; the wrappers below change one more setting each.
+ * and rank (BULK_: tiles loaded by bulk copies, radix_instrument.cuh); the
+ * wrappers below change one more setting each.
  */
 template <int THREADS_, int ITEMS_, int MIN_BLOCKS_, int RANK_ = GS_RADIX_RANK_ATOMIC, bool LATE_ = false,
 		  bool PACK_ = false, bool BULK_ = false>
@@ -184,19 +189,20 @@ struct tune_policy : gs_radix_policy_sm90<4, false>
 	static constexpr int RANK = RANK_;
 	static constexpr bool VALUES_LATE = LATE_;
 	static constexpr bool PACK_RANKS = PACK_;
-	static constexpr bool BULK_LOAD = BULK_;
+	typedef std::conditional_t<BULK_, bulk_load_instrument, gs_radix_no_instrument> instrument;
 };
 
-template <class P, int A>
-struct with_ablation : P
+/* an ablation: no wait for earlier tiles' counts (the output is wrong) */
+template <class P>
+struct without_look_back : P
 {
-	static constexpr int ABLATE = A;
+	typedef no_look_back_instrument instrument;
 };
 
 template <class P>
 struct traced : P
 {
-	static constexpr bool TRACE = true;
+	typedef trace_instrument instrument;
 };
 
 /* every warp ranks with atomics, also where all its keys share the digit */
@@ -228,11 +234,15 @@ struct release_1_0_policy : tune_policy<384, 16, 2, GS_RADIX_RANK_BALLOT_SERIAL>
 	static constexpr bool HIST_RUN_CACHE = true;
 };
 
-/* A sort with policy P and its own rank (the probe is not consulted: the bench runs on one device). */
+/*
+ * A sort with policy P, its instrument, and its own rank (the probe is not
+ * consulted: the bench runs on one device).
+ */
 template <typename K, bool PAIRS, class P>
 static int
 sort_policy(gs_type t, size_t n, bool pairs)
 {
+	typedef gs_radix_dispatch<K, PAIRS, P, typename instrument_of<P>::type> dispatch;
 	gs_gpu_sort_args a;
 	gs_error	err;
 	int			device = 0,
@@ -241,12 +251,12 @@ sort_policy(gs_type t, size_t n, bool pairs)
 
 	(void) pairs;
 	sort_args(&a, GS_ALGO_RADIX, t, n, PAIRS);
-	gs_radix_dispatch<K, PAIRS, P>::template sort_ranked<P::RANK>(&a, 0, 0, &err);
+	dispatch::template sort_ranked<P::RANK>(&a, 0, 0, &err);
 	ensure_temp(a.temp_bytes);
 	a.temp = buf.temp;
 	a.temp_bytes = buf.temp_bytes;
 	if (gs_radix_device_info(&device, &sms, &ordered, stream, &err) != GS_OK ||
-		gs_radix_dispatch<K, PAIRS, P>::template sort_ranked<P::RANK>(&a, sms, device, &err) != GS_OK)
+		dispatch::template sort_ranked<P::RANK>(&a, sms, device, &err) != GS_OK)
 	{
 		fprintf(stderr, "tune sort: %s\n", err.message);
 		exit(1);
@@ -293,7 +303,7 @@ static const tune_variant tune_variants[] = {
 	TUNE("512x24/1 atomic, late values, packed", true, tune_policy<512, 24, 1, ATOMIC, true, true>),
 	TUNE("512x16/2 (the int4 keys policy) without the warp-runs rank", true, without_warp_runs<LIB4>),
 	TUNE("ablation: 384x20/2 atomic, late values, packed, no look-back wait", false,
-		 with_ablation<tune_policy<384, 20, 2, ATOMIC, true, true>, 1>),
+		 without_look_back<tune_policy<384, 20, 2, ATOMIC, true, true> >),
 };
 
 /*
@@ -525,7 +535,7 @@ small_sizes(void *host_int4, void *host_float8)
 
 /*
  * --trace: one sort of n int4 keys (or pairs) with stamps (radix_agent.cuh,
- * GS_RADIX_TRACE_*) in its second pass; prints each phase's median and
+ * radix_instrument.cuh) in its pass over digit 1 (the second pass of uniform keys); prints each phase's median and
  * mean cycles per tile, the look-back round trips, and how far apart tiles
  * start.
  */
@@ -533,9 +543,9 @@ template <bool PAIRS, class P>
 static void
 trace_policy(const char *name, size_t n)
 {
-	typedef gs_radix_dispatch<uint32_t, PAIRS, P> D;
+	typedef gs_radix_dispatch<uint32_t, PAIRS, P, trace_instrument> D;
 	size_t		tiles = (n + D::TILE - 1) / D::TILE;
-	std::vector<unsigned long long> h(tiles * GS_RADIX_TRACE_WORDS);
+	std::vector<unsigned long long> h(tiles * TRACE_WORDS);
 	unsigned long long *d;
 	int			sel;
 	static const char *phase[] = {"tile number", "load + warp histograms", "publish + scan",
@@ -544,12 +554,20 @@ trace_policy(const char *name, size_t n)
 	CHECK(cudaMalloc(&d, h.size() * sizeof(h[0])));
 	CHECK(cudaMemset(d, 0, h.size() * sizeof(h[0])));
 	time_sort([&]() { return sort_policy<uint32_t, PAIRS, P>(GS_INT4, n, PAIRS); }, n, 4, PAIRS, 3, &sel);
-	D::trace = d;
-	D::trace_launch = 1;
+	CHECK(cudaMemcpyToSymbol(trace_out, &d, sizeof(d)));
+	{
+		int			digit = 1;
+
+		CHECK(cudaMemcpyToSymbol(trace_digit, &digit, sizeof(digit)));
+	}
 	restore(n, 4, PAIRS);
 	sort_policy<uint32_t, PAIRS, P>(GS_INT4, n, PAIRS);
 	CHECK(cudaStreamSynchronize(stream));
-	D::trace = NULL;
+	{
+		unsigned long long *none = NULL;
+
+		CHECK(cudaMemcpyToSymbol(trace_out, &none, sizeof(none)));
+	}
 	CHECK(cudaMemcpy(h.data(), d, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
 	CHECK(cudaFree(d));
 
@@ -558,14 +576,14 @@ trace_policy(const char *name, size_t n)
 	printf("| phase | median | mean |\n| --- | ---: | ---: |\n");
 	for (int ph = 0; ph < 8; ph++)
 	{
-		int			from = ph == 7 ? GS_RADIX_TRACE_START : ph;
-		int			to = ph == 7 ? GS_RADIX_TRACE_END : ph + 1;
+		int			from = ph == 7 ? GS_RADIX_STEP_START : ph;
+		int			to = ph == 7 ? GS_RADIX_STEP_END : ph + 1;
 		std::vector<double> v;
 		double		sum = 0;
 
 		for (size_t t = 0; t < tiles; t++)
 		{
-			double		x = (double) (long long) (h[t * GS_RADIX_TRACE_WORDS + to] - h[t * GS_RADIX_TRACE_WORDS + from]);
+			double		x = (double) (long long) (h[t * TRACE_WORDS + to] - h[t * TRACE_WORDS + from]);
 
 			v.push_back(x);
 			sum += x;
@@ -578,10 +596,10 @@ trace_policy(const char *name, size_t n)
 
 	for (size_t t = 0; t < tiles; t++)
 	{
-		reads.push_back((double) h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_READS]);
-		starts.push_back((double) h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_START_NS]);
-		life.push_back((double) (h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_END_NS] -
-								 h[t * GS_RADIX_TRACE_WORDS + GS_RADIX_TRACE_START_NS]));
+		reads.push_back((double) h[t * TRACE_WORDS + TRACE_READS]);
+		starts.push_back((double) h[t * TRACE_WORDS + TRACE_START_NS]);
+		life.push_back((double) (h[t * TRACE_WORDS + TRACE_END_NS] -
+								 h[t * TRACE_WORDS + TRACE_START_NS]));
 	}
 	std::sort(reads.begin(), reads.end());
 	std::sort(starts.begin(), starts.end());
@@ -591,6 +609,95 @@ trace_policy(const char *name, size_t n)
 	printf("pass from first start to last start: %.1f us; tiles start %.1f ns apart; a tile lives %.2f us (median, globaltimer)\n",
 		   (starts.back() - starts.front()) / 1e3, (starts.back() - starts.front()) / (tiles - 1),
 		   life[life.size() / 2] / 1e3);
+}
+
+/*
+ * The library's sort (gs_radix_sort_sm90: the policy by width and size)
+ * with its fallback rank, as on a device that fails the check of the
+ * atomic rank.
+ */
+template <typename K, bool PAIRS>
+static int
+sort_fallback_rank(gs_type t, size_t n, bool pairs)
+{
+	gs_gpu_sort_args a;
+	gs_error	err;
+	int			device = 0,
+				sms = 0;
+	bool		ordered = false;
+
+	(void) pairs;
+	sort_args(&a, GS_ALGO_RADIX, t, n, PAIRS);
+	gs_radix_sort_sm90<K, PAIRS>(&a, 0, 0, false, &err);
+	ensure_temp(a.temp_bytes);
+	a.temp = buf.temp;
+	a.temp_bytes = buf.temp_bytes;
+	if (gs_radix_device_info(&device, &sms, &ordered, stream, &err) != GS_OK ||
+		gs_radix_sort_sm90<K, PAIRS>(&a, sms, device, false, &err) != GS_OK)
+	{
+		fprintf(stderr, "fallback rank sort: %s\n", err.message);
+		exit(1);
+	}
+	return a.result_selector;
+}
+
+/*
+ * --check-ballot: the library with its fallback rank against CUB, keys and
+ * values byte for byte: int4 and float8 keys and pairs of every
+ * distribution, at sizes on both sides of each path's limit (one block,
+ * the device plan, two blocks per SM, the large tiles).  Returns the
+ * number of mismatches.
+ */
+static int
+check_fallback_rank(size_t max_n)
+{
+	const size_t sizes[] = {2, 1000, 1025, 4097, 8193, 100003, ((size_t) 1 << 20) + 1, ((size_t) 1 << 21) + 1,
+		10000000};
+	const sort_fn ours[2][2] = {{sort_fallback_rank<uint32_t, false>, sort_fallback_rank<uint32_t, true>},
+		{sort_fallback_rank<uint64_t, false>, sort_fallback_rank<uint64_t, true>}};
+	int			checks = 0,
+				bad = 0;
+
+	for (int w = 0; w < 2; w++)
+		for (int d = 0; d < GS_NUM_DISTS; d++)
+		{
+			gs_type		t = w == 0 ? GS_INT4 : GS_FLOAT8;
+			size_t		cap = std::min(max_n / 2, sizes[8]);
+			std::vector<uint64_t> host(cap);
+
+			fill_parallel(t, (gs_dist) d, host.data(), cap);
+			CHECK(cudaMemcpy(buf.pristine, host.data(), cap * gs_type_size(t), cudaMemcpyHostToDevice));
+			for (size_t n : sizes)
+				for (int pairs = 0; pairs < 2 && n <= cap; pairs++)
+				{
+					size_t		kw = gs_type_size(t);
+					unsigned char *copy;
+					int			sel,
+								cub_sel;
+					bool		same;
+
+					restore(n, kw, pairs);
+					sel = ours[w][pairs](t, n, pairs);
+					CHECK(cudaMalloc(&copy, n * (kw + 4)));
+					CHECK(cudaMemcpyAsync(copy, buf.keys[sel], n * kw, cudaMemcpyDeviceToDevice, stream));
+					if (pairs)
+						CHECK(cudaMemcpyAsync(copy + n * kw, buf.values[sel], n * 4, cudaMemcpyDeviceToDevice, stream));
+					restore(n, kw, pairs);
+					cub_sel = sort_cub(t, n, pairs);
+					same = mismatches(copy, buf.keys[cub_sel], n * kw) == 0 &&
+						(!pairs || mismatches(copy + n * kw, buf.values[cub_sel], n * 4) == 0);
+					CHECK(cudaFree(copy));
+					checks++;
+					if (!same)
+					{
+						bad++;
+						printf("DIFFERS from CUB: %s %s %s n=%zu\n", gs_type_name(t), gs_dist_names[d],
+							   pairs ? "pairs" : "keys", n);
+					}
+				}
+		}
+	printf("fallback rank against CUB: %d passed, %d failed\n", checks - bad, bad);
+	return bad;
 }
 
 /*
@@ -617,56 +724,61 @@ profile(const char *which, void *host_int4, size_t n)
 
 /* ------------------------------------------------------------------------ */
 
-int
-main(int argc, char **argv)
+typedef struct options
 {
-	const char *out_path = NULL;
-	bool		quick = false,
-				do_tune = false,
-				do_diag = false,
-				do_dist = false,
-				pairs_only = false;
-	const char *profile_which = NULL;
-	size_t		max_n = 260000000;
-	cudaDeviceProp prop;
-	int			device = 0;
-	std::string table;
-	char		line[512];
+	const char *out_path;
+	bool		quick,
+				tune,
+				diag,
+				dist,
+				pairs_only,
+				check_ballot;
+	const char *profile;
+	size_t		max_n;
+} options;
 
+static void
+parse_options(int argc, char **argv, options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_n = 260000000;
 	for (int i = 1; i < argc; i++)
 	{
 		if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-			out_path = argv[++i];
+			o->out_path = argv[++i];
 		else if (strcmp(argv[i], "--quick") == 0)
-			quick = true;
+			o->quick = true;
 		else if (strcmp(argv[i], "--tune") == 0)
-			do_tune = true;
+			o->tune = true;
 		else if (strcmp(argv[i], "--diag") == 0)
-			do_diag = true;
+			o->diag = true;
 		else if (strcmp(argv[i], "--diag-pairs") == 0)
-			do_diag = pairs_only = true;
+			o->diag = o->pairs_only = true;
 		else if (strcmp(argv[i], "--dist") == 0)
-			do_dist = true;
+			o->dist = true;
+		else if (strcmp(argv[i], "--check-ballot") == 0)
+			o->check_ballot = true;
 		else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
-			profile_which = argv[++i];
+			o->profile = argv[++i];
 		else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
-			max_n = strtoull(argv[++i], NULL, 10);
+			o->max_n = strtoull(argv[++i], NULL, 10);
 		else
 		{
-			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--dist] [--profile ours|cub|ballot] "
-					"[--max N]\n",
-					argv[0]);
-			return 2;
+			fprintf(stderr, "usage: %s [--out FILE] [--quick] [--tune] [--diag] [--diag-pairs] [--dist] "
+					"[--check-ballot] [--profile ours|cub|ballot] [--max N]\n", argv[0]);
+			exit(2);
 		}
 	}
-	if (quick)
-		max_n = std::min(max_n, (size_t) 10000000);
+	if (o->quick)
+		o->max_n = std::min(o->max_n, (size_t) 10000000);
+}
 
-	CHECK(cudaSetDevice(device));
-	CHECK(cudaGetDeviceProperties(&prop, device));
-	CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+/* one key buffer holds max_n int4 or max_n / 2 float8 */
+static void
+alloc_buffers(size_t max_n)
+{
+	std::vector<uint32_t> iota(max_n);
 
-	/* one key buffer holds max_n int4 or max_n / 2 float8 */
 	buf.bytes = max_n * 4;
 	CHECK(cudaMalloc(&buf.pristine, buf.bytes));
 	CHECK(cudaMalloc(&buf.keys[0], buf.bytes));
@@ -674,24 +786,45 @@ main(int argc, char **argv)
 	CHECK(cudaMalloc(&buf.iota, max_n * 4));
 	CHECK(cudaMalloc(&buf.values[0], max_n * 4));
 	CHECK(cudaMalloc(&buf.values[1], max_n * 4));
-	{
-		std::vector<uint32_t> iota(max_n);
+	for (size_t i = 0; i < max_n; i++)
+		iota[i] = (uint32_t) i;
+	CHECK(cudaMemcpy(buf.iota, iota.data(), max_n * 4, cudaMemcpyHostToDevice));
+}
 
-		for (size_t i = 0; i < max_n; i++)
-			iota[i] = (uint32_t) i;
-		CHECK(cudaMemcpy(buf.iota, iota.data(), max_n * 4, cudaMemcpyHostToDevice));
-	}
+/* --diag, --diag-pairs: the tuning tables, the distributions, small sorts and traces at 10^8 keys */
+static void
+diagnose(size_t max_n, bool pairs_only)
+{
+	size_t		n = std::min((size_t) 100000000, max_n);
+	void	   *host_int4 = malloc(n * 4),
+			   *host_narrow = malloc(n / 10 * 4),
+			   *host_float8 = malloc(n / 2 * 8);
 
-	if (do_dist)
-	{
-		distributions(std::min((size_t) 10000000, max_n / 2));
-		return 0;
-	}
+	fill_parallel(GS_INT4, GS_DIST_UNIFORM, host_int4, n);
+	fill_parallel(GS_FLOAT8, GS_DIST_UNIFORM, host_float8, n / 2);
+	fill_parallel(GS_INT4, GS_DIST_NARROW, host_narrow, n / 10);
+	tune(host_int4, host_float8, host_narrow, n, pairs_only);
+	distributions(n / 10);
+	if (!pairs_only)
+		small_sizes(host_int4, host_float8);
+	CHECK(cudaMemcpy(buf.pristine, host_int4, n * 4, cudaMemcpyHostToDevice));
+	if (!pairs_only)
+		trace_policy<false, traced<LIB4> >("the int4 keys policy", n);
+	trace_policy<true, traced<gs_radix_policy_sm90<4, true> > >("the int4 pairs policy", n);
+	trace_policy<true, traced<lib_small_pairs32> >("the int4 pairs policy with two blocks per SM", n);
+}
 
-	double		bw = copy_bandwidth(buf.bytes / 2);
+/* the table's title, setting and header */
+static std::string
+table_head(double bw)
+{
+	cudaDeviceProp prop;
 	time_t		now = time(NULL);
 	char		date[32];
+	char		line[512];
+	std::string table;
 
+	CHECK(cudaGetDeviceProperties(&prop, 0));
 	strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
 	snprintf(line, sizeof(line),
 			 "# GPU radix sort: gpusort vs CUB vs thrust\n\n"
@@ -707,10 +840,65 @@ main(int argc, char **argv)
 		"bandwidth; 'of floor' = floor time / our time.\n\n"
 		"| keys | mode | n | passes | ours ms | ours Gkeys/s | CUB Gkeys/s | thrust Gkeys/s | ratio | floor ms | of floor | check |\n"
 		"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
-	printf("%s", table.c_str());
-	fflush(stdout);
+	return table;
+}
 
-	struct
+/* one row of the table: ours, CUB (whose result ours must equal) and thrust on host's first n keys */
+static std::string
+table_row(const char *name, gs_type t, const void *host, size_t n, bool pairs, double bw)
+{
+	size_t		w = gs_type_size(t);
+	int			runs = n <= 10000000 ? 25 : 9;
+	int			sel_ours, sel_cub, sel_thrust;
+	double		ours, cub, thr;
+	int			passes = varying_digits(t, host, n);
+	double		floor_bytes = (double) n * (w + passes * 2.0 * (w + (pairs ? 4 : 0)));
+	unsigned long long bad;
+	void	   *ours_copy;
+	char		line[512];
+
+	ours = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, t, n, pairs); }, n, w, pairs, runs, &sel_ours);
+	/* keep our result for the check against CUB's (both are stable) */
+	CHECK(cudaMalloc(&ours_copy, n * (w + 4)));
+	CHECK(cudaMemcpy(ours_copy, buf.keys[sel_ours], n * w, cudaMemcpyDeviceToDevice));
+	if (pairs)
+		CHECK(cudaMemcpy((char *) ours_copy + n * w, buf.values[sel_ours], n * 4, cudaMemcpyDeviceToDevice));
+	cub = time_sort([&]() { return sort_cub(t, n, pairs); }, n, w, pairs, runs, &sel_cub);
+	bad = mismatches(ours_copy, buf.keys[sel_cub], n * w);
+	if (pairs)
+		bad += mismatches((char *) ours_copy + n * w, buf.values[sel_cub], n * 4);
+	CHECK(cudaFree(ours_copy));
+	thr = time_sort([&]() { return sort_thrust(t, n, pairs); }, n, w, pairs, runs, &sel_thrust);
+	snprintf(line, sizeof(line),
+			 "| %s | %s | %zu | %d | %.4f | %.2f | %.2f | %.2f | %.2f | %.4f | %.0f%% | %s |\n",
+			 name, pairs ? "pairs" : "keys", n, passes, ours, n / ours / 1e6, n / cub / 1e6,
+			 n / thr / 1e6, cub / ours, floor_bytes / bw * 1e3,
+			 100.0 * floor_bytes / bw * 1e3 / ours, bad ? "DIFFERS from CUB" : "same as CUB");
+	printf("%s", line);
+	fflush(stdout);
+	return line;
+}
+
+static void
+write_table(const char *path, const std::string &table)
+{
+	FILE	   *f = fopen(path, "w");
+
+	if (f == NULL)
+	{
+		perror(path);
+		exit(1);
+	}
+	fputs(table.c_str(), f);
+	fclose(f);
+}
+
+int
+main(int argc, char **argv)
+{
+	options		o;
+	std::string table;
+	const struct
 	{
 		gs_type		t;
 		gs_dist		d;
@@ -720,120 +908,69 @@ main(int argc, char **argv)
 		{GS_FLOAT8, GS_DIST_UNIFORM, "float8 uniform"},
 		{GS_INT4, GS_DIST_NARROW, "int4 [0,10^6)"},
 	};
-	std::vector<size_t> sizes = {1000, 10000, 100000, 1000000, 10000000, 100000000, 260000000};
-	void	   *host_int4 = NULL,
-			   *host_float8 = NULL,
-			   *host_narrow = NULL;
+	const size_t sizes[] = {1000, 10000, 100000, 1000000, 10000000, 100000000, 260000000};
+	/* each configuration's input, kept for --tune */
+	void	   *host[3] = {NULL, NULL, NULL};
 
-	if (profile_which != NULL || do_diag)
+	parse_options(argc, argv, &o);
+	CHECK(cudaSetDevice(0));
+	CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+	alloc_buffers(o.max_n);
+	if (o.check_ballot)
+		return check_fallback_rank(o.max_n) == 0 ? 0 : 1;
+	if (o.dist)
 	{
-		size_t		n = std::min((size_t) 100000000, max_n);
+		distributions(std::min((size_t) 10000000, o.max_n / 2));
+		return 0;
+	}
+	if (o.profile != NULL)
+	{
+		size_t		n = std::min((size_t) 100000000, o.max_n);
+		void	   *host_int4 = malloc(n * 4);
 
-		host_int4 = malloc(n * 4);
 		fill_parallel(GS_INT4, GS_DIST_UNIFORM, host_int4, n);
-		if (profile_which != NULL)
-		{
-			profile(profile_which, host_int4, n);
-			return 0;
-		}
-		host_narrow = malloc(n / 10 * 4);
-		host_float8 = malloc(n / 2 * 8);
-		fill_parallel(GS_FLOAT8, GS_DIST_UNIFORM, host_float8, n / 2);
-		fill_parallel(GS_INT4, GS_DIST_NARROW, host_narrow, n / 10);
-		tune(host_int4, host_float8, host_narrow, n, pairs_only);
-		distributions(n / 10);
-		if (!pairs_only)
-			small_sizes(host_int4, host_float8);
-		CHECK(cudaMemcpy(buf.pristine, host_int4, n * 4, cudaMemcpyHostToDevice));
-		if (!pairs_only)
-			trace_policy<false, traced<LIB4> >("the int4 keys policy", n);
-		trace_policy<true, traced<gs_radix_policy_sm90<4, true> > >("the int4 pairs policy", n);
-		trace_policy<true, traced<lib_small_pairs32> >("the int4 pairs policy with two blocks per SM", n);
+		profile(o.profile, host_int4, n);
+		return 0;
+	}
+	if (o.diag)
+	{
+		diagnose(o.max_n, o.pairs_only);
 		return 0;
 	}
 
-	for (auto &c : configs)
-	{
-		size_t		w = gs_type_size(c.t);
-		size_t		cap = buf.bytes / w;
-		std::vector<unsigned char> host(cap * w);
+	double		bw = copy_bandwidth(buf.bytes / 2);
 
-		fill_parallel(c.t, c.d, host.data(), cap);
-		CHECK(cudaMemcpy(buf.pristine, host.data(), cap * w, cudaMemcpyHostToDevice));
-		std::vector<size_t> ns;
+	table = table_head(bw);
+	printf("%s", table.c_str());
+	fflush(stdout);
+	for (int c = 0; c < 3; c++)
+	{
+		size_t		w = gs_type_size(configs[c].t);
+		size_t		cap = buf.bytes / w;
+
+		host[c] = malloc(cap * w);
+		fill_parallel(configs[c].t, configs[c].d, host[c], cap);
+		CHECK(cudaMemcpy(buf.pristine, host[c], cap * w, cudaMemcpyHostToDevice));
 
 		/* the sizes that fit, then the largest that fits (1.3e8 float8 is 1 GB) */
+		std::vector<size_t> ns;
+
 		for (size_t n : sizes)
 			if (n <= cap)
 				ns.push_back(n);
-		if (ns.back() < cap && cap <= sizes.back())
+		if (ns.back() < cap && cap <= sizes[6])
 			ns.push_back(cap);
 		for (int pairs = 0; pairs < 2; pairs++)
 			for (size_t n : ns)
-			{
-				int			runs = n <= 10000000 ? 25 : 9;
-				int			sel_ours, sel_cub, sel_thrust;
-				double		ours, cub, thr;
-				int			passes = varying_digits(c.t, host.data(), n);
-				double		floor_bytes;
-				unsigned long long bad;
-				void	   *ours_copy;
-
-				ours = time_sort([&]() { return sort_ours(GS_ALGO_RADIX, c.t, n, pairs); }, n, w, pairs, runs, &sel_ours);
-				/* keep our result for the check against CUB's (both are stable) */
-				CHECK(cudaMalloc(&ours_copy, n * (w + 4)));
-				CHECK(cudaMemcpy(ours_copy, buf.keys[sel_ours], n * w, cudaMemcpyDeviceToDevice));
-				if (pairs)
-					CHECK(cudaMemcpy((char *) ours_copy + n * w, buf.values[sel_ours], n * 4, cudaMemcpyDeviceToDevice));
-				cub = time_sort([&]() { return sort_cub(c.t, n, pairs); }, n, w, pairs, runs, &sel_cub);
-				bad = mismatches(ours_copy, buf.keys[sel_cub], n * w);
-				if (pairs)
-					bad += mismatches((char *) ours_copy + n * w, buf.values[sel_cub], n * 4);
-				CHECK(cudaFree(ours_copy));
-				thr = time_sort([&]() { return sort_thrust(c.t, n, pairs); }, n, w, pairs, runs, &sel_thrust);
-				floor_bytes = (double) n * (w + passes * 2.0 * (w + (pairs ? 4 : 0)));
-				snprintf(line, sizeof(line),
-						 "| %s | %s | %zu | %d | %.4f | %.2f | %.2f | %.2f | %.2f | %.4f | %.0f%% | %s |\n",
-						 c.name, pairs ? "pairs" : "keys", n, passes, ours, n / ours / 1e6, n / cub / 1e6,
-						 n / thr / 1e6, cub / ours, floor_bytes / bw * 1e3,
-						 100.0 * floor_bytes / bw * 1e3 / ours, bad ? "DIFFERS from CUB" : "same as CUB");
-				table += line;
-				printf("%s", line);
-				fflush(stdout);
-			}
-		if (c.t == GS_INT4 && c.d == GS_DIST_UNIFORM)
-		{
-			host_int4 = malloc(cap * 4);
-			memcpy(host_int4, host.data(), cap * 4);
-		}
-		if (c.t == GS_INT4 && c.d == GS_DIST_NARROW)
-		{
-			host_narrow = malloc(cap * 4);
-			memcpy(host_narrow, host.data(), cap * 4);
-		}
-		if (c.t == GS_FLOAT8)
-		{
-			host_float8 = malloc(cap * 8);
-			memcpy(host_float8, host.data(), cap * 8);
-		}
+				table += table_row(configs[c].name, configs[c].t, host[c], n, pairs, bw);
 	}
-	if (out_path != NULL)
+	if (o.out_path != NULL)
+		write_table(o.out_path, table);
+	if (o.tune)
 	{
-		FILE	   *f = fopen(out_path, "w");
-
-		if (f == NULL)
-		{
-			perror(out_path);
-			return 1;
-		}
-		fputs(table.c_str(), f);
-		fclose(f);
-	}
-	if (do_tune)
-	{
-		tune(host_int4, host_float8, host_narrow, std::min((size_t) 100000000, max_n / 2), false);
-		distributions(std::min((size_t) 10000000, max_n / 2));
-		small_sizes(host_int4, host_float8);
+		tune(host[0], host[1], host[2], std::min((size_t) 100000000, o.max_n / 2), false);
+		distributions(std::min((size_t) 10000000, o.max_n / 2));
+		small_sizes(host[0], host[1]);
 	}
 	return 0;
 }

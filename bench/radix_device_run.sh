@@ -7,7 +7,7 @@
 # Phases, run in the order given, each under a time limit; each writes one log in DIR
 # ($OUT by default) and a line to DIR/summary.txt:
 #   tests      test_gpu_sort --algorithm radix (every type, distribution and awkward size),
-#              the same --quick with the ballot rank (GPUSORT_RADIX_RANK=ballot), test_host_sort --quick
+#              bench_radix --check-ballot (the fallback ballot rank against CUB), test_host_sort --quick
 #   large      test_gpu_sort --algorithm radix --large --type int4,float8
 #   sanitize   compute-sanitizer memcheck and racecheck of test_gpu_sort --quick (radix)
 #   diag       bench_radix --diag: policies and ablations against CUB, argsort and 64-bit key shapes,
@@ -52,8 +52,7 @@ for what in "$@"; do
 	case "$what" in
 		tests)
 			phase "test_gpu_sort radix" tests.log 300 test/bin/test_gpu_sort --algorithm radix
-			phase "radix, ballot rank" tests.log 120 env GPUSORT_RADIX_RANK=ballot test/bin/test_gpu_sort \
-				--algorithm radix --quick
+			phase "radix, ballot rank" tests.log 300 bench/bin/bench_radix --check-ballot
 			phase "test_host_sort --quick" tests.log 200 test/bin/test_host_sort --quick ;;
 		large)
 			phase "test_gpu_sort --large" tests.log 400 test/bin/test_gpu_sort --algorithm radix --large --type int4,float8 ;;

@@ -1,12 +1,14 @@
 /*
  * radix_agent.cuh: what one thread block does in each kernel of the GPU
  * radix sort (radix_sort.cu).  The histogram agent counts every digit of
- * every key in one read of the input (Onesweep's upfront histogram); the
- * onesweep agent does one digit pass over one tile: load, rank the digits
- * stably in shared memory (the local pre-sort of Satish et al. and Garland),
- * chain the tile's digit counts to its predecessors' by decoupled look-back,
- * and scatter the pre-sorted tile so that each digit's run is written
- * contiguously (coalesced).
+ * every key in one read of the input (the upfront histogram of Onesweep,
+ * Adinets & Merrill 2022); the onesweep agent does one digit pass over one
+ * tile: load, rank the digits stably in shared memory (the local pre-sort of
+ * Satish, Harris & Garland 2009), chain the tile's digit counts to its
+ * predecessors' by decoupled look-back (Merrill & Garland 2016), and scatter
+ * the pre-sorted tile so that each digit's run is written contiguously
+ * (coalesced).  Each agent's process() names its steps in order, as CUB's
+ * agents do; each step is a member function, inlined.
  */
 #ifndef GPUSORT_RADIX_AGENT_CUH
 #define GPUSORT_RADIX_AGENT_CUH
@@ -71,11 +73,16 @@ struct gs_radix_histogram_agent
 
 	storage    &s;
 	const params &p;
+	const int	tid;
+	const size_t grid_threads;
+	uint32_t	(*const h)[BINS];	/* this warp's sub-histogram */
 	uint32_t	run_digit[PASSES];	/* a one-entry cache per digit: equal */
 	uint32_t	run_count[PASSES];	/* digits in a row cost one atomic */
 
 	__device__ __forceinline__
-	gs_radix_histogram_agent(storage &s_, const params &p_) : s(s_), p(p_)
+	gs_radix_histogram_agent(storage &s_, const params &p_)
+		: s(s_), p(p_), tid(threadIdx.x), grid_threads((size_t) gridDim.x * THREADS),
+		  h(s_.hist[threadIdx.x / 32 % COPIES])
 	{
 #pragma unroll
 		for (int d = 0; d < PASSES; d++)
@@ -85,8 +92,38 @@ struct gs_radix_histogram_agent
 		}
 	}
 
+	/*
+	 * Count every digit of every key into this block's sub-histograms, add
+	 * them to the device's; the last block to finish turns the histograms
+	 * into the digit offsets and the plan.
+	 */
 	__device__ __forceinline__ void
-	count(KeyT bits, uint32_t (*h)[BINS])
+	process(void)
+	{
+		clear();
+		__syncthreads();
+		count_vectors();
+		count_rest();
+		flush_runs();
+		__syncthreads();
+		add_to_device();
+		if (!finished_last())
+			return;
+		plan_passes();
+	}
+
+	/* the sub-histograms; and the first digit pass's look-back words, which it finds cleared */
+	__device__ __forceinline__ void
+	clear(void)
+	{
+		for (int i = tid; i < COPIES * PASSES * BINS; i += THREADS)
+			(&s.hist[0][0][0])[i] = 0;
+		for (size_t i = blockIdx.x * (size_t) THREADS + tid; i < p.lookback0_words; i += grid_threads)
+			p.lookback0[i] = 0;
+	}
+
+	__device__ __forceinline__ void
+	count(KeyT bits)
 	{
 		KeyT		key = gs_radix_key<KeyT>::to_ordered(bits, p.is_float, p.descending);
 
@@ -109,22 +146,17 @@ struct gs_radix_histogram_agent
 		}
 	}
 
-	__device__ __forceinline__ void
-	run(void)
+	/* 16-byte loads where the input is aligned, UNROLL of them in flight */
+	__device__ __forceinline__ size_t
+	vectors(void)
 	{
-		const int	tid = threadIdx.x;
-		uint32_t	(*h)[BINS] = s.hist[tid / 32 % COPIES];
-		const size_t grid_threads = (size_t) gridDim.x * THREADS;
+		return ((uintptr_t) p.keys % 16 == 0) ? p.n / VEC : 0;
+	}
 
-		for (int i = tid; i < COPIES * PASSES * BINS; i += THREADS)
-			(&s.hist[0][0][0])[i] = 0;
-		/* the first digit pass finds its look-back words cleared */
-		for (size_t i = blockIdx.x * (size_t) THREADS + tid; i < p.lookback0_words; i += grid_threads)
-			p.lookback0[i] = 0;
-		__syncthreads();
-
-		/* 16-byte loads where the input is aligned, UNROLL of them in flight */
-		size_t		nvec = ((uintptr_t) p.keys % 16 == 0) ? p.n / VEC : 0;
+	__device__ __forceinline__ void
+	count_vectors(void)
+	{
+		const size_t nvec = vectors();
 		const uint4 *vec = (const uint4 *) p.keys;
 
 		for (size_t base = (size_t) blockIdx.x * THREADS * UNROLL; base < nvec;
@@ -150,18 +182,32 @@ struct gs_radix_histogram_agent
 					memcpy(k, &v[u], sizeof(k));
 #pragma unroll
 					for (int j = 0; j < VEC; j++)
-						count(k[j], h);
+						count(k[j]);
 				}
 			}
 		}
-		for (size_t i = nvec * VEC + blockIdx.x * (size_t) THREADS + tid; i < p.n; i += grid_threads)
-			count(p.keys[i], h);
+	}
+
+	/* the keys after the last whole vector (all of them where the input is misaligned) */
+	__device__ __forceinline__ void
+	count_rest(void)
+	{
+		for (size_t i = vectors() * VEC + blockIdx.x * (size_t) THREADS + tid; i < p.n; i += grid_threads)
+			count(p.keys[i]);
+	}
+
+	__device__ __forceinline__ void
+	flush_runs(void)
+	{
 #pragma unroll
 		for (int d = 0; d < PASSES; d++)
 			if (run_count[d] != 0)
 				atomicAdd(&h[d][run_digit[d]], run_count[d]);
-		__syncthreads();
+	}
 
+	__device__ __forceinline__ void
+	add_to_device(void)
+	{
 		for (int i = tid; i < PASSES * BINS; i += THREADS)
 		{
 			uint32_t	sum = 0;
@@ -172,17 +218,35 @@ struct gs_radix_histogram_agent
 			if (sum != 0)
 				atomicAdd(&p.hist[i], sum);
 		}
+	}
 
-		/* the last block to finish turns the histograms into the plan */
+	/* whether this block finished last: then every block's counts are in p.hist */
+	__device__ __forceinline__ bool
+	finished_last(void)
+	{
 		__threadfence();
 		__syncthreads();
 		if (tid == 0)
 			s.last_block = atomicAdd(p.blocks_done, 1) == gridDim.x - 1;
 		__syncthreads();
 		if (!s.last_block)
-			return;
+			return false;
 		__threadfence();
+		return true;
+	}
 
+	/*
+	 * Per digit: the exclusive offsets of its bins, and whether it varies
+	 * (a digit with one non-empty bin is the same for every key: its pass
+	 * is skipped, the range limiter of Ha, Krüger & Silva generalised to
+	 * every digit).  With a device plan every pass is launched and those
+	 * over constant digits do nothing, except that when an odd number of
+	 * digits vary the lowest constant digit's pass copies the keys: the
+	 * result then always ends where an even number of passes leaves it.
+	 */
+	__device__ __forceinline__ void
+	plan_passes(void)
+	{
 		uint32_t	plan = 0;
 
 		for (int d = 0; d < PASSES; d++)
@@ -190,7 +254,6 @@ struct gs_radix_histogram_agent
 			uint32_t	c = tid < BINS ? __ldcg(&p.hist[d * BINS + tid]) : 0;
 			uint32_t	excl;
 
-			/* one non-empty bucket: every key has this digit, skip the pass */
 			if (!__syncthreads_or(c == p.n))
 				plan |= 1u << d;
 			block_scan(s.scan).ExclusiveSum(c, excl);
@@ -198,12 +261,6 @@ struct gs_radix_histogram_agent
 			if (tid < BINS)
 				p.bin_base[d * p.bin_base_pass_stride + tid] = excl;
 		}
-		/*
-		 * With a device plan every pass is launched and those over constant
-		 * digits do nothing, except that when an odd number of digits vary
-		 * the lowest constant digit's pass copies the keys: the result then
-		 * always ends where an even number of passes leaves it.
-		 */
 		if (tid == 0)
 		{
 			p.plan[0] = plan;
@@ -237,7 +294,6 @@ struct gs_radix_pass_params
 	uint32_t   *lookback_clear; /* the next launch's status words, to zero */
 	size_t		lookback_clear_words;
 	uint32_t   *tile_counter;	/* zero on entry */
-	unsigned long long *trace;	/* NULL, or GS_RADIX_TRACE_WORDS per tile (Policy::TRACE) */
 };
 
 /*
@@ -252,28 +308,70 @@ struct gs_radix_pass_params
 #define GS_RADIX_PLAN_DEVICE	1
 #define GS_RADIX_PLAN_AHEAD		2
 
-/*
- * Policy::TRACE: thread 0 of each tile writes these clock64() stamps (and
- * two counts) to trace[tile * GS_RADIX_TRACE_WORDS + i], for the benchmark's
- * breakdown of where a tile's time goes.  A stamp is taken where thread 0
- * is, so those after a barrier include the wait for the block's slowest
- * thread.
- */
-enum
+/* The points between a tile's steps (gs_radix_onesweep_agent::process) that an instrument is told of. */
+enum gs_radix_step
 {
-	GS_RADIX_TRACE_START,		/* entry */
-	GS_RADIX_TRACE_TILE,		/* tile number known (barrier) */
-	GS_RADIX_TRACE_COUNTED,		/* keys loaded, warp histograms done (barrier) */
-	GS_RADIX_TRACE_SCANNED,		/* counts published, digit starts scanned (barrier) */
-	GS_RADIX_TRACE_RANKED,		/* thread 0's warp has ranked and placed its keys */
-	GS_RADIX_TRACE_LOOKED_BACK, /* thread 0 has the count of digit 0 before the tile */
-	GS_RADIX_TRACE_OFFSETS,		/* every digit's offset known (barrier) */
-	GS_RADIX_TRACE_END,			/* thread 0 has scattered its keys */
-	GS_RADIX_TRACE_READS,		/* look-back round trips of digit 0 */
-	GS_RADIX_TRACE_SM,			/* the SM that ran the tile */
-	GS_RADIX_TRACE_START_NS,	/* %globaltimer at entry and at the end */
-	GS_RADIX_TRACE_END_NS,
-	GS_RADIX_TRACE_WORDS
+	GS_RADIX_STEP_START,		/* entry */
+	GS_RADIX_STEP_TILE,			/* tile number known (barrier) */
+	GS_RADIX_STEP_COUNTED,		/* keys loaded, warp histograms done (barrier) */
+	GS_RADIX_STEP_SCANNED,		/* counts published, digit starts scanned (barrier) */
+	GS_RADIX_STEP_RANKED,		/* this thread's warp has ranked and placed its keys */
+	GS_RADIX_STEP_LOOKED_BACK,	/* this thread has its digit's count in earlier tiles */
+	GS_RADIX_STEP_OFFSETS,		/* every digit's offset known (barrier) */
+	GS_RADIX_STEP_END,			/* this thread has scattered its keys */
+	GS_RADIX_STEPS
+};
+
+/*
+ * The instrument of the onesweep agent: hooks that a benchmark replaces to
+ * time the steps, leave one out, or load the tile another way
+ * (bench/radix_instrument.cuh).  This, the library's, adds nothing: its
+ * look-back is the library's and every other hook is empty.
+ * LOADS_TILE: the instrument loads the tile's keys (load_keys, after
+ * start_loads) and places its values (place_values), in dynamic shared
+ * memory of its own, smem_bytes past the agent's.
+ */
+struct gs_radix_no_instrument
+{
+	static constexpr bool LOADS_TILE = false;
+
+	static constexpr size_t
+	smem_bytes(size_t values_bytes)
+	{
+		(void) values_bytes;
+		return 0;
+	}
+
+	template <class Agent>
+	__device__ __forceinline__ void
+	at(const Agent &, int)
+	{
+	}
+
+	template <int WINDOW>
+	__device__ __forceinline__ uint32_t
+	look_back(const uint32_t *status, uint32_t tile, uint32_t stride)
+	{
+		return gs_lookback_exclusive<WINDOW>(status, tile, stride);
+	}
+
+	template <class Agent>
+	__device__ __forceinline__ void
+	start_loads(Agent &)
+	{
+	}
+
+	template <class Agent, class K, int N>
+	__device__ __forceinline__ void
+	load_keys(Agent &, K (&)[N])
+	{
+	}
+
+	template <class Agent, int N>
+	__device__ __forceinline__ void
+	place_values(Agent &, const uint32_t (&)[N])
+	{
+	}
 };
 
 /*
@@ -282,8 +380,16 @@ enum
  * each key to its place in the tile and pre-sort the tile in shared memory;
  * only then look back for the counts of earlier tiles (by now mostly
  * final); scatter the runs of each digit to the output.
+ *
+ * RANK: GS_RADIX_RANK_* (radix_block.cuh).  VALUES_LATE: load the values
+ * only once the keys are placed, so that keys, ranks and values are never
+ * all held at once (fewer registers) and the loads overlap the look-back.
+ * PACK_RANKS: two ranks per register, 16 bits each (a tile holds at most
+ * 65536 keys).  The register arrays (keys, ranks, values) are locals of
+ * process(), passed to the steps by reference with constant sizes, so that
+ * they stay in registers.
  */
-template <typename KeyT, bool HAS_VALUES, class Policy, int RANK>
+template <typename KeyT, bool HAS_VALUES, class Policy, int RANK, class Instrument = gs_radix_no_instrument>
 struct gs_radix_onesweep_agent
 {
 	static constexpr int RADIX_BITS = Policy::RADIX_BITS;
@@ -294,224 +400,188 @@ struct gs_radix_onesweep_agent
 	static constexpr int WARPS = THREADS / 32;
 	static constexpr int WARP_ITEMS = 32 * ITEMS;
 
-	/*
-	 * RANK: GS_RADIX_RANK_* (radix_block.cuh).  ABLATE (benchmarks only; the
-	 * output is wrong): 1 skips the wait for earlier tiles' counts, to
-	 * measure what it costs.
-	 */
-	static constexpr int ABLATE = Policy::ABLATE;
-	static constexpr bool TRACE = Policy::TRACE;
-
-	/*
-	 * VALUES_LATE: load the values only once the keys are placed, so that
-	 * keys, ranks and values are never all held at once (fewer registers)
-	 * and the loads overlap the look-back.  PACK_RANKS: two ranks per
-	 * register, 16 bits each (a tile holds at most 65536 keys).
-	 */
-	/*
-	 * BULK_LOAD: thread 0 copies the tile's keys (and values) into shared
-	 * memory with the copy engine, and the threads read them from there,
-	 * instead of one global load per key and thread.
-	 */
-	static constexpr bool BULK_LOAD = Policy::BULK_LOAD;
-	static constexpr bool VALUES_LATE = Policy::VALUES_LATE && !BULK_LOAD && RANK != GS_RADIX_RANK_BALLOT_SERIAL;
-
-	static_assert(!(BULK_LOAD && RANK == GS_RADIX_RANK_BALLOT_SERIAL), "the serial rank loads its own values");
-
+	static constexpr bool VALUES_LATE = HAS_VALUES && Policy::VALUES_LATE && !Instrument::LOADS_TILE &&
+		RANK != GS_RADIX_RANK_BALLOT_SERIAL;
+	/* values loaded with the keys, before the scan, and placed with them */
+	static constexpr bool VALUES_EARLY = HAS_VALUES && !VALUES_LATE && !Instrument::LOADS_TILE;
 	static constexpr bool PACK_RANKS = Policy::PACK_RANKS;
 	static constexpr int RANK_WORDS = PACK_RANKS ? (ITEMS + 1) / 2 : ITEMS;
+	static constexpr int VALUE_WORDS = HAS_VALUES ? ITEMS : 1;
 
+	static_assert(!(Instrument::LOADS_TILE && RANK == GS_RADIX_RANK_BALLOT_SERIAL),
+				  "the serial rank loads its own values");
 	static_assert(THREADS % 32 == 0, "whole warps");
 	static_assert(THREADS >= BINS, "the look-back gives each bin a thread");
+	static_assert(!PACK_RANKS || TILE <= 65536, "a rank fits in 16 bits");
 
 	typedef gs_radix_key<KeyT> key_ops;
 	typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
-	/* Dynamic shared memory: the exchange buffers, the warp counters, the offsets. */
+	/* Dynamic shared memory: the exchange buffers, the warp counters, the offsets, the instrument's. */
 	static constexpr size_t KEYS_BYTES = (size_t) TILE * sizeof(KeyT);
 	static constexpr size_t VALUES_BYTES = HAS_VALUES ? (size_t) TILE * sizeof(uint32_t) : 0;
 	static constexpr size_t COUNTERS_BYTES = (size_t) WARPS * BINS * sizeof(uint32_t);
-	/* BULK_LOAD with values: where the tile's values land before they are placed */
-	static constexpr size_t STAGE_BYTES = Policy::BULK_LOAD ? VALUES_BYTES : 0;
-	static constexpr size_t SMEM_BYTES = KEYS_BYTES + VALUES_BYTES + COUNTERS_BYTES + BINS * sizeof(uint32_t) +
-		STAGE_BYTES;
+	static constexpr size_t OFFSETS_BYTES = (size_t) BINS * sizeof(uint32_t);
+	static constexpr size_t SMEM_BYTES = KEYS_BYTES + VALUES_BYTES + COUNTERS_BYTES + OFFSETS_BYTES +
+		Instrument::smem_bytes(VALUES_BYTES);
 
 	struct static_storage
 	{
 		typename block_scan::TempStorage scan;
-		uint64_t	bar;			/* BULK_LOAD: the copies' mbarrier */
 		uint32_t	tile;
-		uint32_t	bulk_keys;		/* BULK_LOAD: the tile's first keys (values) */
-		uint32_t	bulk_values;	/* that came by bulk copy */
 	};
 
-	static_assert(!PACK_RANKS || TILE <= 65536, "a rank fits in 16 bits");
+	const gs_radix_pass_params<KeyT> &p;
+	static_storage &ss;
+	Instrument	instrument;
+	KeyT	   *const s_keys;		/* the tile, pre-sorted */
+	uint32_t   *const s_values;
+	uint32_t   *const s_counters;	/* [WARPS][BINS]: counts, then starts in the tile */
+	uint32_t   *const s_offset;		/* [BINS]: output place less the place in the tile */
+	unsigned char *const s_instrument;
+	const int	tid;
+	const uint32_t lane;
+	uint32_t   *const warp_counters;
+	const uint32_t warp_start;		/* this warp's first key in the tile */
 
-	static __device__ __forceinline__ void
-	set_rank(uint32_t (&r)[RANK_WORDS], int i, uint32_t v)
+	/* the pass: a device plan may change these (GS_RADIX_PLAN_DEVICE, _AHEAD) */
+	const KeyT *keys_in;
+	KeyT	   *keys_out;
+	const uint32_t *values_in;
+	uint32_t   *values_out;
+	bool		first;
+	bool		last;
+	uint32_t	varying;			/* the histogram's plan, read on the device */
+	uint32_t	moving;
+
+	/* the tile (thread 0 knows tile from take_tile_number on, the others from read_tile) */
+	uint32_t	tile;
+	uint32_t	tile_start;
+	uint32_t	valid;				/* keys of the tile before the end of the input */
+
+	/* thread b < BINS: its digit's count in the tile (padding left out), where it starts there, its status word */
+	uint32_t	real;
+	uint32_t	local_start;
+	uint32_t   *status;
+
+	__device__ __forceinline__
+	gs_radix_onesweep_agent(const gs_radix_pass_params<KeyT> &p_, unsigned char *smem, static_storage &ss_)
+		: p(p_), ss(ss_), instrument(),
+		  s_keys((KeyT *) smem),
+		  s_values((uint32_t *) (smem + KEYS_BYTES)),
+		  s_counters((uint32_t *) (smem + KEYS_BYTES + VALUES_BYTES)),
+		  s_offset((uint32_t *) (smem + KEYS_BYTES + VALUES_BYTES + COUNTERS_BYTES)),
+		  s_instrument(smem + KEYS_BYTES + VALUES_BYTES + COUNTERS_BYTES + OFFSETS_BYTES),
+		  tid(threadIdx.x), lane(gs_lane_id()),
+		  warp_counters(s_counters + threadIdx.x / 32 * BINS),
+		  warp_start(threadIdx.x / 32 * WARP_ITEMS),
+		  keys_in(p_.keys_in), keys_out(p_.keys_out), values_in(p_.values_in), values_out(p_.values_out),
+		  first(p_.first), last(p_.last), varying(0), moving(0), tile(0), tile_start(0), valid(0),
+		  real(0), local_start(0), status(nullptr)
 	{
-		if (!PACK_RANKS)
-			r[i] = v;
-		else if (i % 2 == 0)
-			r[i / 2] = (r[i / 2] & 0xFFFF0000u) | v;
-		else
-			r[i / 2] = (r[i / 2] & 0xFFFFu) | (v << 16);
 	}
 
-	static __device__ __forceinline__ uint32_t
-	get_rank(const uint32_t (&r)[RANK_WORDS], int i)
+	__device__ __forceinline__ void
+	process(void)
 	{
-		return PACK_RANKS ? (r[i / 2] >> (16 * (i % 2))) & 0xFFFFu : r[i];
+		instrument.at(*this, GS_RADIX_STEP_START);
+		take_tile_number();
+		read_plan();
+		clear_next_lookback();
+		if (!follow_plan())
+			return;
+		instrument.start_loads(*this);
+		zero_counters();
+		__syncthreads();
+		read_tile();
+		instrument.at(*this, GS_RADIX_STEP_TILE);
+
+		KeyT		keys[ITEMS];
+		uint32_t	ranks[RANK_WORDS];
+		uint32_t	values[VALUE_WORDS];
+
+		load_keys(keys);
+		count_digits(keys, ranks);
+		if constexpr (VALUES_EARLY)
+			load_values(values);
+		__syncthreads();
+		instrument.at(*this, GS_RADIX_STEP_COUNTED);
+		publish_and_scan();
+		__syncthreads();
+		instrument.at(*this, GS_RADIX_STEP_SCANNED);
+		rank_and_place(keys, ranks, values);
+		if constexpr (VALUES_LATE)
+			load_values(values);
+		instrument.at(*this, GS_RADIX_STEP_RANKED);
+		look_back();
+		instrument.at(*this, GS_RADIX_STEP_LOOKED_BACK);
+		if constexpr (VALUES_LATE)
+			place_values(values, ranks);
+		__syncthreads();
+		instrument.at(*this, GS_RADIX_STEP_OFFSETS);
+		scatter();
+		instrument.at(*this, GS_RADIX_STEP_END);
 	}
 
-	/* this thread's values of the tile, warp-striped like its keys */
-	static __device__ __forceinline__ void
-	load_values(const uint32_t *values_in, uint32_t tile_start, uint32_t warp_start, uint32_t lane,
-				uint32_t valid, uint32_t (&values)[HAS_VALUES ? ITEMS : 1])
-	{
-#pragma unroll
-		for (int i = 0; i < (HAS_VALUES ? ITEMS : 0); i++)
-		{
-			uint32_t	pos = warp_start + 32 * i + lane;
-
-			if (pos < valid)
-				values[i] = values_in[tile_start + pos];
-		}
-	}
+	/* ---- the steps, in order ---- */
 
 	/*
-	 * Thread b < BINS: the count of digit b in all earlier tiles, published
-	 * as this tile's inclusive count, and where the tile's keys of digit b
-	 * go (s_offset, relative to their place in the pre-sorted tile).  The
-	 * last tile of the launch hands the offsets on to the next portion.
+	 * Tiles are numbered in the order blocks start, not by blockIdx, so
+	 * that every tile a block looks back on belongs to a running block.
+	 * The atomic goes first: its round trip overlaps the steps up to the
+	 * next barrier.
 	 */
-	static __device__ __forceinline__ void
-	look_back(const gs_radix_pass_params<KeyT> &p, uint32_t tile, uint32_t real, uint32_t local_start,
-			  uint32_t *status, uint32_t *s_offset, uint32_t &reads)
+	__device__ __forceinline__ void
+	take_tile_number(void)
 	{
-		const int	tid = threadIdx.x;
+		if (tid == 0)
+			ss.tile = tile = atomicAdd(p.tile_counter, 1);
+	}
 
-		if (tid >= BINS)
+	__device__ __forceinline__ void
+	read_plan(void)
+	{
+		varying = p.plan_mode != GS_RADIX_PLAN_HOST ? p.plan[0] : 0;
+		moving = p.plan_mode == GS_RADIX_PLAN_DEVICE ? p.plan[1] : 0;
+	}
+
+	/* this launch clears the status words of the next one */
+	__device__ __forceinline__ void
+	clear_next_lookback(void)
+	{
+		if (p.lookback_clear_words == 0)
 			return;
 
-		uint32_t	before = 0;
+		size_t		chunk = (p.lookback_clear_words + gridDim.x - 1) / gridDim.x;
+		size_t		begin = blockIdx.x * chunk;
+		size_t		end = min(begin + chunk, p.lookback_clear_words);
 
-		if (tile > 0 && !(ABLATE & 1))
-		{
-			before = gs_lookback_exclusive<Policy::LOOKBACK_WINDOW>(p.lookback + tid, tile, BINS,
-																	TRACE ? &reads : nullptr);
-			gs_store_relaxed(status, GS_LOOKBACK_INCLUSIVE | (before + real));
-		}
-
-		uint32_t	base = p.bin_base_in[tid] + before;
-
-		s_offset[tid] = base - local_start;
-		if (tile == gridDim.x - 1)
-			p.bin_base_out[tid] = base + real;
-	}
-
-	static __device__ __forceinline__ void
-	stamp(unsigned long long *t, int i)
-	{
-		if (TRACE && threadIdx.x == 0)
-			t[i] = clock64();
-	}
-
-	static __device__ __forceinline__ uint32_t
-	digit_of(KeyT key, int digit)
-	{
-		return gs_radix_digit<RADIX_BITS>(key, digit * RADIX_BITS);
+		for (size_t i = begin + tid; i < end; i += THREADS)
+			p.lookback_clear[i] = 0;
 	}
 
 	/*
-	 * A pass over a digit that is the same for every key, which the device
-	 * plan makes copy: the keys keep their places, so each tile is copied,
-	 * transformed if this is the first or last pass.  No look-back.
+	 * Where the pass reads the plan on the device: false when its digit is
+	 * the same for every key, so that the tile is not sorted (it is copied
+	 * where the device plan needs the keys moved).  A device plan also picks
+	 * the buffers (keys_in and keys_out come as buffers 0 and 1) and which
+	 * pass is first and last.
 	 */
-	static __device__ __forceinline__ void
-	copy_tile(const gs_radix_pass_params<KeyT> &p, const KeyT *keys_in, KeyT *keys_out, const uint32_t *values_in,
-			  uint32_t *values_out, bool first, bool last)
+	__device__ __forceinline__ bool
+	follow_plan(void)
 	{
-		const uint32_t tile_start = blockIdx.x * (uint32_t) TILE;
-		const uint32_t valid = min((uint32_t) TILE, p.n - tile_start);
-
-		for (uint32_t pos = threadIdx.x; pos < valid; pos += THREADS)
-		{
-			KeyT		key = keys_in[tile_start + pos];
-
-			if (first)
-				key = key_ops::to_ordered(key, p.is_float, p.descending);
-			if (last)
-				key = key_ops::from_ordered(key, p.is_float, p.descending);
-			keys_out[tile_start + pos] = key;
-			if (HAS_VALUES)
-				values_out[tile_start + pos] = values_in[tile_start + pos];
-		}
-	}
-
-	static __device__ __forceinline__ void
-	run(const gs_radix_pass_params<KeyT> &p, unsigned char *smem, static_storage &ss)
-	{
-		/* what a device plan may change (GS_RADIX_PLAN_DEVICE, _AHEAD) */
-		const KeyT *keys_in = p.keys_in;
-		KeyT	   *keys_out = p.keys_out;
-		const uint32_t *values_in = p.values_in;
-		uint32_t   *values_out = p.values_out;
-		bool		first = p.first;
-		bool		last = p.last;
-		KeyT	   *s_keys = (KeyT *) smem;
-		uint32_t   *s_values = (uint32_t *) (smem + KEYS_BYTES);
-		uint32_t   *s_counters = (uint32_t *) (smem + KEYS_BYTES + VALUES_BYTES);
-		uint32_t   *s_offset = s_counters + WARPS * BINS;
-		uint32_t   *s_stage = s_offset + BINS;
-		const int	tid = threadIdx.x;
-		const int	warp = tid / 32;
-		const uint32_t lane = gs_lane_id();
-		uint32_t   *warp_counters = s_counters + warp * BINS;
-		unsigned long long t[GS_RADIX_TRACE_WORDS];
-		uint32_t	reads = 0;
-		uint32_t	my_tile = 0;
-
-		stamp(t, GS_RADIX_TRACE_START);
-		if (BULK_LOAD && tid == 0)
-			gs_bulk_init(&ss.bar);
-		if (TRACE && tid == 0)
-			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t[GS_RADIX_TRACE_START_NS]));
-
-		/*
-		 * Tiles are numbered in the order blocks start, not by blockIdx, so
-		 * that every tile a block looks back on belongs to a running block.
-		 * The atomic goes first: its round trip overlaps the work below.
-		 */
-		if (tid == 0)
-			ss.tile = my_tile = atomicAdd(p.tile_counter, 1);
-
-		const uint32_t varying = p.plan_mode != GS_RADIX_PLAN_HOST ? p.plan[0] : 0;
-		const uint32_t moving = p.plan_mode == GS_RADIX_PLAN_DEVICE ? p.plan[1] : 0;
-
-		/* this launch clears the status words of the next one */
-		if (p.lookback_clear_words != 0)
-		{
-			size_t		chunk = (p.lookback_clear_words + gridDim.x - 1) / gridDim.x;
-			size_t		begin = blockIdx.x * chunk;
-			size_t		end = min(begin + chunk, p.lookback_clear_words);
-
-			for (size_t i = begin + tid; i < end; i += THREADS)
-				p.lookback_clear[i] = 0;
-		}
 		if (p.plan_mode == GS_RADIX_PLAN_AHEAD)
 		{
 			if (!(varying & (1u << p.digit)))
-				return;
+				return false;
 			last = (varying >> p.digit) == 1;
 		}
 		else if (p.plan_mode == GS_RADIX_PLAN_DEVICE)
 		{
-			/* keys_in and keys_out (values too) come as buffers 0 and 1 */
 			const uint32_t below = moving & ((1u << p.digit) - 1);
 
 			if (!(moving & (1u << p.digit)))
-				return;
+				return false;
 			if (__popc(below) % 2)
 			{
 				keys_in = p.keys_out;
@@ -523,62 +593,66 @@ struct gs_radix_onesweep_agent
 			last = (moving >> p.digit) == 1;
 			if (!(varying & (1u << p.digit)))
 			{
-				copy_tile(p, keys_in, keys_out, values_in, values_out, first, last);
-				return;
+				copy_tile();
+				return false;
 			}
 		}
-		if (BULK_LOAD && tid == 0)
-		{
-			const uint32_t start = my_tile * (uint32_t) TILE;
-			const uint32_t count = min((uint32_t) TILE, p.n - start);
-			const uint32_t nk = gs_bulk_count(keys_in + start, count, sizeof(KeyT));
-			const uint32_t nv = HAS_VALUES ? gs_bulk_count(values_in + start, count, sizeof(uint32_t)) : 0;
+		return true;
+	}
 
-			gs_bulk_expect(&ss.bar, nk * (uint32_t) sizeof(KeyT) + nv * (uint32_t) sizeof(uint32_t));
-			if (nk != 0)
-				gs_bulk_copy(s_keys, keys_in + start, nk * (uint32_t) sizeof(KeyT), &ss.bar);
-			if (nv != 0)
-				gs_bulk_copy(s_stage, values_in + start, nv * (uint32_t) sizeof(uint32_t), &ss.bar);
-			ss.bulk_keys = nk;
-			ss.bulk_values = nv;
+	/*
+	 * A pass over a digit that is the same for every key, which the device
+	 * plan makes copy: the keys keep their places, so each tile is copied,
+	 * transformed if this is the first or last pass.  No look-back.
+	 */
+	__device__ __forceinline__ void
+	copy_tile(void)
+	{
+		const uint32_t start = blockIdx.x * (uint32_t) TILE;
+		const uint32_t count = min((uint32_t) TILE, p.n - start);
+
+		for (uint32_t pos = tid; pos < count; pos += THREADS)
+		{
+			KeyT		key = keys_in[start + pos];
+
+			if (first)
+				key = key_ops::to_ordered(key, p.is_float, p.descending);
+			if (last)
+				key = key_ops::from_ordered(key, p.is_float, p.descending);
+			keys_out[start + pos] = key;
+			if (HAS_VALUES)
+				values_out[start + pos] = values_in[start + pos];
 		}
+	}
+
+	__device__ __forceinline__ void
+	zero_counters(void)
+	{
 		for (int i = tid; i < WARPS * BINS; i += THREADS)
 			s_counters[i] = 0;
-		__syncthreads();
-		stamp(t, GS_RADIX_TRACE_TILE);
+	}
 
-		const uint32_t tile = ss.tile;
-		const uint32_t tile_start = tile * (uint32_t) TILE;
-		const uint32_t valid = min((uint32_t) TILE, p.n - tile_start);
-		const uint32_t warp_start = warp * WARP_ITEMS;
-		KeyT		keys[ITEMS];
+	/* after the barrier: every thread knows the tile */
+	__device__ __forceinline__ void
+	read_tile(void)
+	{
+		tile = ss.tile;
+		tile_start = tile * (uint32_t) TILE;
+		valid = min((uint32_t) TILE, p.n - tile_start);
+	}
 
-		/*
-		 * Warp-striped load: item i of a lane is key warp_start + 32 i + lane,
-		 * so item order then lane order is input order, which the ranking
-		 * relies on for stability.  Past the end: all-ones keys, whose digit
-		 * is the last bin and which rank after every real key of the tile.
-		 */
-		if (BULK_LOAD)
-			gs_bulk_wait(&ss.bar);
-		if (BULK_LOAD && ss.bulk_keys == TILE)
-		{
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-				keys[i] = s_keys[warp_start + 32 * i + lane];
-		}
-		else if (BULK_LOAD)
-		{
-			const uint32_t bulk = ss.bulk_keys;
-
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				uint32_t	pos = warp_start + 32 * i + lane;
-
-				keys[i] = pos < bulk ? s_keys[pos] : pos < valid ? keys_in[tile_start + pos] : (KeyT) ~(KeyT) 0;
-			}
-		}
+	/*
+	 * Warp-striped load: item i of a lane is key warp_start + 32 i + lane,
+	 * so item order then lane order is input order, which the ranking
+	 * relies on for stability.  Past the end: all-ones keys, whose digit
+	 * is the last bin and which rank after every real key of the tile.
+	 * The first pass applies the key transform (keys.h).
+	 */
+	__device__ __forceinline__ void
+	load_keys(KeyT (&keys)[ITEMS])
+	{
+		if constexpr (Instrument::LOADS_TILE)
+			instrument.load_keys(*this, keys);
 		else if (valid == TILE)
 		{
 #pragma unroll
@@ -606,158 +680,199 @@ struct gs_radix_onesweep_agent
 					keys[i] = key_ops::to_ordered(keys[i], p.is_float, p.descending);
 			}
 		}
+	}
 
-		/*
-		 * Early counts: each warp's digit histogram.  With
-		 * GS_RADIX_RANK_ATOMIC the same atomics give each key its place among
-		 * its warp's keys of its digit (item order, then lane order: input
-		 * order), kept in ranks until the key's rank replaces it.
-		 */
-		uint32_t	ranks[RANK_WORDS];
-
+	/*
+	 * Early counts: each warp's digit histogram.  With GS_RADIX_RANK_ATOMIC
+	 * the same atomics give each key its place among its warp's keys of its
+	 * digit (item order, then lane order: input order), kept in ranks until
+	 * the key's rank in the tile replaces it.
+	 */
+	__device__ __forceinline__ void
+	count_digits(const KeyT (&keys)[ITEMS], uint32_t (&ranks)[RANK_WORDS])
+	{
 		if (PACK_RANKS)
 		{
 #pragma unroll
 			for (int w = 0; w < RANK_WORDS; w++)
 				ranks[w] = 0;
 		}
-		/*
-		 * WARP_RUNS: a warp whose keys all have one digit in this pass (runs
-		 * of equal or sorted keys) ranks them by position, item then lane,
-		 * and sets its count with one store: no atomics, which are slow when
-		 * all 32 lanes hit one counter.
-		 */
-		bool		warp_uniform = false;
-
-		if (RANK == GS_RADIX_RANK_ATOMIC && Policy::WARP_RUNS)
+		if (RANK == GS_RADIX_RANK_ATOMIC && Policy::WARP_RUNS && count_warp_run(keys, ranks))
+			return;
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
 		{
-			const uint32_t d0 = __shfl_sync(0xffffffffu, digit_of(keys[0], p.digit), 0);
-			uint32_t	diff = 0;
+			uint32_t   *c = &warp_counters[digit_of(keys[i])];
+
+			if (RANK == GS_RADIX_RANK_ATOMIC)
+				set_rank(ranks, i, atomicAdd(c, 1));
+			else
+				atomicAdd(c, 1);
+		}
+	}
+
+	/*
+	 * WARP_RUNS: a warp whose keys all have one digit in this pass (runs of
+	 * equal or sorted keys) ranks them by position, item then lane, and sets
+	 * its count with one store: no atomics, which are slow when all 32 lanes
+	 * hit one counter.  False (nothing done) where the digits differ.
+	 */
+	__device__ __forceinline__ bool
+	count_warp_run(const KeyT (&keys)[ITEMS], uint32_t (&ranks)[RANK_WORDS])
+	{
+		const uint32_t d0 = __shfl_sync(0xffffffffu, digit_of(keys[0]), 0);
+		uint32_t	diff = 0;
 
 #pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-				diff |= digit_of(keys[i], p.digit) ^ d0;
-			warp_uniform = !__any_sync(0xffffffffu, diff != 0);
-			if (warp_uniform)
-			{
-				if (lane == 0)
-					warp_counters[d0] = WARP_ITEMS;
+		for (int i = 0; i < ITEMS; i++)
+			diff |= digit_of(keys[i]) ^ d0;
+		if (__any_sync(0xffffffffu, diff != 0))
+			return false;
+		if (lane == 0)
+			warp_counters[d0] = WARP_ITEMS;
 #pragma unroll
-				for (int i = 0; i < ITEMS; i++)
-					set_rank(ranks, i, 32 * i + lane);
-			}
-		}
-		if (!warp_uniform)
+		for (int i = 0; i < ITEMS; i++)
+			set_rank(ranks, i, 32 * i + lane);
+		return true;
+	}
+
+	/* this thread's values of the tile, warp-striped like its keys */
+	__device__ __forceinline__ void
+	load_values(uint32_t (&values)[VALUE_WORDS])
+	{
+#pragma unroll
+		for (int i = 0; i < (HAS_VALUES ? ITEMS : 0); i++)
 		{
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				uint32_t   *c = &warp_counters[digit_of(keys[i], p.digit)];
+			uint32_t	pos = warp_start + 32 * i + lane;
 
-				if (RANK == GS_RADIX_RANK_ATOMIC)
-					set_rank(ranks, i, atomicAdd(c, 1));
-				else
-					atomicAdd(c, 1);
-			}
+			if (pos < valid)
+				values[i] = values_in[tile_start + pos];
 		}
+	}
 
-		/* the values' loads overlap the scan below (or, VALUES_LATE, the look-back) */
-		uint32_t	values[HAS_VALUES ? ITEMS : 1];
-
-		if (HAS_VALUES && !VALUES_LATE && !BULK_LOAD)
-			load_values(values_in, tile_start, warp_start, lane, valid, values);
-		__syncthreads();
-		stamp(t, GS_RADIX_TRACE_COUNTED);
-
-		/*
-		 * Thread b owns digit b: it publishes the tile's count, and turns the
-		 * warps' counts into where each warp's keys of the digit start in the
-		 * pre-sorted tile.
-		 */
+	/*
+	 * Thread b owns digit b: it publishes the tile's count (Onesweep's
+	 * early publication of the aggregate), and turns the warps' counts into
+	 * where each warp's keys of the digit start in the pre-sorted tile.
+	 */
+	__device__ __forceinline__ void
+	publish_and_scan(void)
+	{
 		uint32_t	count = tid < BINS ? gs_warp_counts_to_starts<WARPS, BINS>(s_counters, tid) : 0;
-		uint32_t	local_start;
 
 		/* the padding keys are all in the last bin: not the tile's to publish */
-		uint32_t	real = count - (tid == BINS - 1 ? TILE - valid : 0);
-		uint32_t   *status = p.lookback + (size_t) tile * BINS + tid;
-
+		real = count - (tid == BINS - 1 ? TILE - valid : 0);
+		status = p.lookback + (size_t) tile * BINS + tid;
 		if (tid < BINS)
 			gs_store_relaxed(status, (tile == 0 ? GS_LOOKBACK_INCLUSIVE : GS_LOOKBACK_AGGREGATE) | real);
 		block_scan(ss.scan).ExclusiveSum(count, local_start);
 		if (tid < BINS)
 			gs_warp_starts_add<WARPS, BINS>(s_counters, tid, local_start);
-		__syncthreads();
-		stamp(t, GS_RADIX_TRACE_SCANNED);
+	}
 
-		/* rank each key to its place in the tile, and put it there */
-		if (RANK == GS_RADIX_RANK_ATOMIC || RANK == GS_RADIX_RANK_BALLOT)
-		{
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				uint32_t	digit = digit_of(keys[i], p.digit);
-
-				if (RANK == GS_RADIX_RANK_ATOMIC)
-					set_rank(ranks, i, warp_counters[digit] + get_rank(ranks, i));
-				else
-					set_rank(ranks, i, gs_warp_rank_digit_atomic<RADIX_BITS>(digit, warp_counters));
-			}
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				s_keys[get_rank(ranks, i)] = keys[i];
-				if (HAS_VALUES && !VALUES_LATE && !BULK_LOAD)
-					s_values[get_rank(ranks, i)] = values[i];
-			}
-			if (HAS_VALUES && BULK_LOAD && ss.bulk_values == TILE)
-			{
-#pragma unroll
-				for (int i = 0; i < ITEMS; i++)
-					s_values[get_rank(ranks, i)] = s_stage[warp_start + 32 * i + lane];
-			}
-			else if (HAS_VALUES && BULK_LOAD)
-			{
-				const uint32_t bulk = ss.bulk_values;
-
-#pragma unroll
-				for (int i = 0; i < ITEMS; i++)
-				{
-					uint32_t	pos = warp_start + 32 * i + lane;
-
-					if (pos < valid)
-						s_values[get_rank(ranks, i)] = pos < bulk ? s_stage[pos] : values_in[tile_start + pos];
-				}
-			}
-		}
+	/* each key's rank: its place in the pre-sorted tile; the key (and an early value) put there */
+	__device__ __forceinline__ void
+	rank_and_place(const KeyT (&keys)[ITEMS], uint32_t (&ranks)[RANK_WORDS], const uint32_t (&values)[VALUE_WORDS])
+	{
+		if constexpr (RANK == GS_RADIX_RANK_BALLOT_SERIAL)
+			rank_and_place_serial(keys, values);
 		else
 		{
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				uint32_t	rank = gs_warp_rank_digit<RADIX_BITS, Policy::USE_MATCH_ANY>(
-					digit_of(keys[i], p.digit), warp_counters);
-
-				s_keys[rank] = keys[i];
-				if (HAS_VALUES)
-					s_values[rank] = values[i];
-			}
+			rank_keys(keys, ranks);
+			place_keys(keys, ranks, values);
+			if constexpr (HAS_VALUES && Instrument::LOADS_TILE)
+				instrument.place_values(*this, ranks);
 		}
-		if (HAS_VALUES && VALUES_LATE)
-			load_values(values_in, tile_start, warp_start, lane, valid, values);
-		stamp(t, GS_RADIX_TRACE_RANKED);
+	}
 
-		look_back(p, tile, real, local_start, status, s_offset, reads);
-		stamp(t, GS_RADIX_TRACE_LOOKED_BACK);
-		if (HAS_VALUES && VALUES_LATE)
-		{
+	/* the place among its warp's keys of its digit, plus where the warp's keys of that digit start */
+	__device__ __forceinline__ void
+	rank_keys(const KeyT (&keys)[ITEMS], uint32_t (&ranks)[RANK_WORDS])
+	{
 #pragma unroll
-			for (int i = 0; i < ITEMS; i++)
+		for (int i = 0; i < ITEMS; i++)
+		{
+			uint32_t	digit = digit_of(keys[i]);
+
+			if (RANK == GS_RADIX_RANK_ATOMIC)
+				set_rank(ranks, i, warp_counters[digit] + get_rank(ranks, i));
+			else
+				set_rank(ranks, i, gs_warp_rank_digit_atomic<RADIX_BITS>(digit, warp_counters));
+		}
+	}
+
+	__device__ __forceinline__ void
+	place_keys(const KeyT (&keys)[ITEMS], const uint32_t (&ranks)[RANK_WORDS], const uint32_t (&values)[VALUE_WORDS])
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			s_keys[get_rank(ranks, i)] = keys[i];
+			if (VALUES_EARLY)
 				s_values[get_rank(ranks, i)] = values[i];
 		}
-		__syncthreads();
-		stamp(t, GS_RADIX_TRACE_OFFSETS);
+	}
 
-		/* scatter: consecutive threads write consecutive places of a digit's run */
+	/* GS_RADIX_RANK_BALLOT_SERIAL: rank item by item, the counter updated by each group's leader */
+	__device__ __forceinline__ void
+	rank_and_place_serial(const KeyT (&keys)[ITEMS], const uint32_t (&values)[VALUE_WORDS])
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			uint32_t	rank = gs_warp_rank_digit<RADIX_BITS, Policy::USE_MATCH_ANY>(digit_of(keys[i]), warp_counters);
+
+			s_keys[rank] = keys[i];
+			if (HAS_VALUES)
+				s_values[rank] = values[i];
+		}
+	}
+
+	/*
+	 * Thread b < BINS: the count of digit b in all earlier tiles (decoupled
+	 * look-back), published as this tile's inclusive count, and where the
+	 * tile's keys of digit b go (s_offset, relative to their place in the
+	 * pre-sorted tile).  The last tile of the launch hands the offsets on to
+	 * the next portion.
+	 */
+	__device__ __forceinline__ void
+	look_back(void)
+	{
+		if (tid >= BINS)
+			return;
+
+		uint32_t	before = 0;
+
+		if (tile > 0)
+		{
+			before = instrument.template look_back<Policy::LOOKBACK_WINDOW>(p.lookback + tid, tile, BINS);
+			gs_store_relaxed(status, GS_LOOKBACK_INCLUSIVE | (before + real));
+		}
+
+		uint32_t	base = p.bin_base_in[tid] + before;
+
+		s_offset[tid] = base - local_start;
+		if (tile == gridDim.x - 1)
+			p.bin_base_out[tid] = base + real;
+	}
+
+	/* VALUES_LATE: each value to its key's place in the tile */
+	__device__ __forceinline__ void
+	place_values(const uint32_t (&values)[VALUE_WORDS], const uint32_t (&ranks)[RANK_WORDS])
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+			s_values[get_rank(ranks, i)] = values[i];
+	}
+
+	/*
+	 * The pre-sorted tile to the output, keys and values: consecutive
+	 * threads write consecutive places of a digit's run.  The last pass
+	 * applies the inverse key transform.
+	 */
+	__device__ __forceinline__ void
+	scatter(void)
+	{
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
 		{
@@ -766,26 +881,38 @@ struct gs_radix_onesweep_agent
 			if (pos < valid)
 			{
 				KeyT		key = s_keys[pos];
-				uint32_t	dest = s_offset[digit_of(key, p.digit)] + pos;
+				uint32_t	dest = s_offset[digit_of(key)] + pos;
 
 				keys_out[dest] = last ? key_ops::from_ordered(key, p.is_float, p.descending) : key;
 				if (HAS_VALUES)
 					values_out[dest] = s_values[pos];
 			}
 		}
-		if (TRACE && tid == 0 && p.trace != NULL)
-		{
-			unsigned long long *out = p.trace + (size_t) tile * GS_RADIX_TRACE_WORDS;
-			uint32_t	sm;
+	}
 
-			t[GS_RADIX_TRACE_END] = clock64();
-			asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t[GS_RADIX_TRACE_END_NS]));
-			asm("mov.u32 %0, %%smid;" : "=r"(sm));
-			t[GS_RADIX_TRACE_READS] = reads;
-			t[GS_RADIX_TRACE_SM] = sm;
-			for (int i = 0; i < GS_RADIX_TRACE_WORDS; i++)
-				out[i] = t[i];
-		}
+	/* ---- helpers ---- */
+
+	__device__ __forceinline__ uint32_t
+	digit_of(KeyT key) const
+	{
+		return gs_radix_digit<RADIX_BITS>(key, p.digit * RADIX_BITS);
+	}
+
+	static __device__ __forceinline__ void
+	set_rank(uint32_t (&r)[RANK_WORDS], int i, uint32_t v)
+	{
+		if (!PACK_RANKS)
+			r[i] = v;
+		else if (i % 2 == 0)
+			r[i / 2] = (r[i / 2] & 0xFFFF0000u) | v;
+		else
+			r[i / 2] = (r[i / 2] & 0xFFFFu) | (v << 16);
+	}
+
+	static __device__ __forceinline__ uint32_t
+	get_rank(const uint32_t (&r)[RANK_WORDS], int i)
+	{
+		return PACK_RANKS ? (r[i / 2] >> (16 * (i % 2))) & 0xFFFFu : r[i];
 	}
 };
 
@@ -807,11 +934,12 @@ struct gs_radix_block_sort_params
  * Sorts up to THREADS * ITEMS keys (and values) in one block, one launch:
  * load, then for each digit that varies among the keys, rank every key
  * stably as a onesweep tile does (warp histograms, digit starts, each key's
- * place among its warp's keys of its digit) and place it in shared memory; read the tile back in the same
- * warp-striped order for the next digit; store.  There is no look-back, no
- * scratch and no second launch, so small sorts cost one launch.  Past n the
- * tile holds all-ones keys, which stay behind every real key: they are last
- * in input order, and every pass is stable.
+ * place among its warp's keys of its digit) and place it in shared memory;
+ * read the tile back in the same warp-striped order for the next digit;
+ * store.  There is no look-back, no scratch and no second launch, so small
+ * sorts cost one launch.  Past n the tile holds all-ones keys, which stay
+ * behind every real key: they are last in input order, and every pass is
+ * stable.
  */
 template <typename KeyT, bool HAS_VALUES, int THREADS, int ITEMS, int RANK>
 struct gs_radix_block_sort_agent
@@ -822,6 +950,7 @@ struct gs_radix_block_sort_agent
 	static constexpr int TILE = THREADS * ITEMS;
 	static constexpr int WARPS = THREADS / 32;
 	static constexpr int WARP_ITEMS = 32 * ITEMS;
+	static constexpr int VALUE_WORDS = HAS_VALUES ? ITEMS : 1;
 
 	static_assert(THREADS >= BINS, "each bin has a thread");
 
@@ -838,20 +967,43 @@ struct gs_radix_block_sort_agent
 		uint32_t	varying[2];	/* OR of key ^ first key, low and high word */
 	};
 
-	static __device__ __forceinline__ void
-	run(const gs_radix_block_sort_params<KeyT> &p, unsigned char *smem, static_storage &ss)
+	const gs_radix_block_sort_params<KeyT> &p;
+	static_storage &ss;
+	KeyT	   *const s_keys;
+	uint32_t   *const s_values;
+	uint32_t   *const s_counters;	/* [WARPS][BINS] */
+	const int	tid;
+	const uint32_t lane;
+	const uint32_t warp_start;
+	uint32_t   *const warp_counters;
+
+	__device__ __forceinline__
+	gs_radix_block_sort_agent(const gs_radix_block_sort_params<KeyT> &p_, unsigned char *smem, static_storage &ss_)
+		: p(p_), ss(ss_), s_keys((KeyT *) smem), s_values((uint32_t *) (smem + KEYS_BYTES)),
+		  s_counters((uint32_t *) (smem + KEYS_BYTES + VALUES_BYTES)), tid(threadIdx.x), lane(gs_lane_id()),
+		  warp_start(threadIdx.x / 32 * WARP_ITEMS), warp_counters(s_counters + threadIdx.x / 32 * BINS)
 	{
-		KeyT	   *s_keys = (KeyT *) smem;
-		uint32_t   *s_values = (uint32_t *) (smem + KEYS_BYTES);
-		uint32_t   *s_counters = (uint32_t *) (smem + KEYS_BYTES + VALUES_BYTES);
-		const int	tid = threadIdx.x;
-		const int	warp = tid / 32;
-		const uint32_t lane = gs_lane_id();
-		const uint32_t warp_start = warp * WARP_ITEMS;
-		uint32_t   *warp_counters = s_counters + warp * BINS;
-		const KeyT	first = key_ops::to_ordered(p.keys[0], p.is_float, p.descending);
+	}
+
+	__device__ __forceinline__ void
+	process(void)
+	{
 		KeyT		keys[ITEMS];
-		uint32_t	values[HAS_VALUES ? ITEMS : 1];
+		uint32_t	values[VALUE_WORDS];
+		const uint64_t vary = varying_digits(load(keys, values));
+
+		for (int d = 0; d < PASSES; d++)
+			if ((vary >> (d * RADIX_BITS)) & (BINS - 1))
+				sort_digit(d * RADIX_BITS, keys, values);
+		/* every read of p.keys came before the barriers above */
+		store(keys, values);
+	}
+
+	/* warp-striped, as a onesweep tile; returns the OR of every real key ^ the first key */
+	__device__ __forceinline__ KeyT
+	load(KeyT (&keys)[ITEMS], uint32_t (&values)[VALUE_WORDS])
+	{
+		const KeyT	first = key_ops::to_ordered(p.keys[0], p.is_float, p.descending);
 		KeyT		varying = 0;
 
 		if (tid < 2)
@@ -870,8 +1022,13 @@ struct gs_radix_block_sort_agent
 					values[i] = p.values[pos];
 			}
 		}
+		return varying;
+	}
 
-		/* the digits that vary among the real keys: the others cost no pass */
+	/* the bits that vary among the block's real keys: digits without any cost no pass */
+	__device__ __forceinline__ uint64_t
+	varying_digits(KeyT varying)
+	{
 		uint32_t	lo = __reduce_or_sync(0xffffffffu, (uint32_t) varying);
 		uint32_t	hi = sizeof(KeyT) == 8 ? __reduce_or_sync(0xffffffffu, (uint32_t) ((uint64_t) varying >> 32)) : 0;
 
@@ -884,67 +1041,92 @@ struct gs_radix_block_sort_agent
 				atomicOr(&ss.varying[1], hi);
 		}
 		__syncthreads();
+		return ss.varying[0] | ((uint64_t) ss.varying[1] << 32);
+	}
 
-		const uint64_t vary = ss.varying[0] | ((uint64_t) ss.varying[1] << 32);
+	/* one stable pass over the digit at bit shift, through shared memory and back to the registers */
+	__device__ __forceinline__ void
+	sort_digit(int shift, KeyT (&keys)[ITEMS], uint32_t (&values)[VALUE_WORDS])
+	{
+		uint32_t	ranks[ITEMS];
 
-		for (int d = 0; d < PASSES; d++)
+		for (int i = tid; i < WARPS * BINS; i += THREADS)
+			s_counters[i] = 0;
+		__syncthreads();
+		count_digits(shift, keys, ranks);
+		__syncthreads();
+		scan_digits();
+		__syncthreads();
+		rank_keys(shift, keys, ranks);
+		place(keys, values, ranks);
+		__syncthreads();
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
 		{
-			if (((vary >> (d * RADIX_BITS)) & (BINS - 1)) == 0)
-				continue;
-			for (int i = tid; i < WARPS * BINS; i += THREADS)
-				s_counters[i] = 0;
-			__syncthreads();
-			uint32_t	ranks[ITEMS];
-
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				uint32_t   *c = &warp_counters[gs_radix_digit<RADIX_BITS>(keys[i], d * RADIX_BITS)];
-
-				if (RANK == GS_RADIX_RANK_ATOMIC)
-					ranks[i] = atomicAdd(c, 1);
-				else
-					atomicAdd(c, 1);
-			}
-			__syncthreads();
-
-			/* thread b owns digit b: where each warp's keys of digit b start */
-			uint32_t	count = tid < BINS ? gs_warp_counts_to_starts<WARPS, BINS>(s_counters, tid) : 0;
-			uint32_t	start;
-
-			block_scan(ss.scan).ExclusiveSum(count, start);
-			if (tid < BINS)
-				gs_warp_starts_add<WARPS, BINS>(s_counters, tid, start);
-			__syncthreads();
-
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				uint32_t	digit = gs_radix_digit<RADIX_BITS>(keys[i], d * RADIX_BITS);
-
-				if (RANK == GS_RADIX_RANK_ATOMIC)
-					ranks[i] += warp_counters[digit];
-				else
-					ranks[i] = gs_warp_rank_digit_atomic<RADIX_BITS>(digit, warp_counters);
-			}
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				s_keys[ranks[i]] = keys[i];
-				if (HAS_VALUES)
-					s_values[ranks[i]] = values[i];
-			}
-			__syncthreads();
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++)
-			{
-				keys[i] = s_keys[warp_start + 32 * i + lane];
-				if (HAS_VALUES)
-					values[i] = s_values[warp_start + 32 * i + lane];
-			}
+			keys[i] = s_keys[warp_start + 32 * i + lane];
+			if (HAS_VALUES)
+				values[i] = s_values[warp_start + 32 * i + lane];
 		}
+	}
 
-		/* every read of p.keys came before the barriers above */
+	/* each warp's digit histogram (with the atomic rank, each key's place among its warp's keys of its digit) */
+	__device__ __forceinline__ void
+	count_digits(int shift, const KeyT (&keys)[ITEMS], uint32_t (&ranks)[ITEMS])
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			uint32_t   *c = &warp_counters[gs_radix_digit<RADIX_BITS>(keys[i], shift)];
+
+			if (RANK == GS_RADIX_RANK_ATOMIC)
+				ranks[i] = atomicAdd(c, 1);
+			else
+				atomicAdd(c, 1);
+		}
+	}
+
+	/* thread b owns digit b: where each warp's keys of digit b start in the tile */
+	__device__ __forceinline__ void
+	scan_digits(void)
+	{
+		uint32_t	count = tid < BINS ? gs_warp_counts_to_starts<WARPS, BINS>(s_counters, tid) : 0;
+		uint32_t	start;
+
+		block_scan(ss.scan).ExclusiveSum(count, start);
+		if (tid < BINS)
+			gs_warp_starts_add<WARPS, BINS>(s_counters, tid, start);
+	}
+
+	__device__ __forceinline__ void
+	rank_keys(int shift, const KeyT (&keys)[ITEMS], uint32_t (&ranks)[ITEMS])
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			uint32_t	digit = gs_radix_digit<RADIX_BITS>(keys[i], shift);
+
+			if (RANK == GS_RADIX_RANK_ATOMIC)
+				ranks[i] += warp_counters[digit];
+			else
+				ranks[i] = gs_warp_rank_digit_atomic<RADIX_BITS>(digit, warp_counters);
+		}
+	}
+
+	__device__ __forceinline__ void
+	place(const KeyT (&keys)[ITEMS], const uint32_t (&values)[VALUE_WORDS], const uint32_t (&ranks)[ITEMS])
+	{
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			s_keys[ranks[i]] = keys[i];
+			if (HAS_VALUES)
+				s_values[ranks[i]] = values[i];
+		}
+	}
+
+	__device__ __forceinline__ void
+	store(const KeyT (&keys)[ITEMS], const uint32_t (&values)[VALUE_WORDS])
+	{
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
 		{

@@ -231,64 +231,6 @@ gs_warp_starts_add(uint32_t *counters, int b, uint32_t start)
 }
 
 /* ------------------------------------------------------------------------
- * Bulk copies from global to shared memory (sm_90's copy engine), which a
- * tile uses to load itself with one instruction instead of one load per key
- * and thread.  One mbarrier per block, used once (phase 0): thread 0
- * initialises it, announces the bytes and starts the copies; every thread
- * waits on it.  Addresses and sizes must be multiples of 16 bytes.
- * ------------------------------------------------------------------------ */
-
-static __device__ __forceinline__ uint32_t
-gs_smem_addr(const void *p)
-{
-	return (uint32_t) __cvta_generic_to_shared(p);
-}
-
-/* Thread 0, before the block's barrier: the mbarrier expects one arrival. */
-static __device__ __forceinline__ void
-gs_bulk_init(uint64_t *bar)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" : : "r"(gs_smem_addr(bar)) : "memory");
-	asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
-}
-
-/* Thread 0: the arrival, with the bytes the copies below will bring. */
-static __device__ __forceinline__ void
-gs_bulk_expect(uint64_t *bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-				 : : "r"(gs_smem_addr(bar)), "r"(bytes) : "memory");
-}
-
-static __device__ __forceinline__ void
-gs_bulk_copy(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
-{
-	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-				 : : "r"(gs_smem_addr(dst)), "l"(src), "r"(bytes), "r"(gs_smem_addr(bar)) : "memory");
-}
-
-/* Every thread: until the copies announced have landed. */
-static __device__ __forceinline__ void
-gs_bulk_wait(uint64_t *bar)
-{
-	uint32_t	done;
-
-	do
-		asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
-					 : "=r"(done) : "r"(gs_smem_addr(bar)) : "memory");
-	while (!done);
-}
-
-/* How many of count elements of size bytes at src one bulk copy can take (0 if src is misaligned). */
-static __device__ __forceinline__ uint32_t
-gs_bulk_count(const void *src, uint32_t count, uint32_t size)
-{
-	if ((uintptr_t) src % 16 != 0)
-		return 0;
-	return (count * size) / 16 * 16 / size;
-}
-
-/* ------------------------------------------------------------------------
  * Decoupled look-back status words: 2 flag bits, 30 bits of count.  A
  * portion holds at most 2^28 keys, so a count always fits.  Zero means "not
  * published yet"; the flag and the count travel in one 32-bit word, so a
@@ -318,20 +260,28 @@ gs_store_relaxed(uint32_t *p, uint32_t v)
 /*
  * Looks back from tile (exclusive) through the status words of one digit
  * (stride words apart) and returns the count of that digit in all earlier
- * tiles.  WINDOW 1 reads one tile per round trip.  A larger WINDOW reads
- * that many earlier tiles at once (not yet measured on a GPU: see
- * bench/NOTES-radix.md): tiles start a few tens of
- * nanoseconds apart and a read costs an L2 round trip of some hundreds, so
- * the nearest predecessors are still looking back themselves and a walk of
- * one tile per round trip would grow long.  The words are consumed in order
- * up to the first inclusive one; a word not yet published (zero) is read
- * again, from there.  Those tiles belong to blocks that took their tile
- * number earlier (tile numbers come from an atomic counter), so they are
- * running and will publish.  reads, when given, counts the round trips.
+ * tiles (decoupled look-back, Merrill & Garland 2016).  WINDOW 1 reads one
+ * tile per round trip.  A larger WINDOW reads that many earlier tiles at
+ * once: tiles start a few tens of nanoseconds apart and a read costs an L2
+ * round trip of some hundreds, so the nearest predecessors are still looking
+ * back themselves and a walk of one tile per round trip would grow long.
+ * The words are consumed in order up to the first inclusive one; a word not
+ * yet published (zero) is read again, from there.  Those tiles belong to
+ * blocks that took their tile number earlier (tile numbers come from an
+ * atomic counter), so they are running and will publish.  round_trip() is
+ * called once per read (per window of reads), for a benchmark's count.
  */
-template <int WINDOW>
+struct gs_no_round_trip_count
+{
+	__device__ __forceinline__ void
+	round_trip(void)
+	{
+	}
+};
+
+template <int WINDOW, class Counter = gs_no_round_trip_count>
 static __device__ __forceinline__ uint32_t
-gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride, uint32_t *reads = nullptr)
+gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride, Counter &&counter = Counter())
 {
 	uint32_t	sum = 0;
 	uint32_t	t = tile;		/* tiles t .. tile-1 are summed */
@@ -347,8 +297,7 @@ gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride, ui
 			do
 			{
 				v = gs_load_relaxed(status + (size_t) t * stride);
-				if (reads)
-					(*reads)++;
+				counter.round_trip();
 			} while ((v & GS_LOOKBACK_FLAGS) == 0);
 			sum += v & GS_LOOKBACK_COUNT;
 			if (v & GS_LOOKBACK_INCLUSIVE)
@@ -367,8 +316,7 @@ gs_lookback_exclusive(const uint32_t *status, uint32_t tile, uint32_t stride, ui
 			for (int k = 0; k < WINDOW; k++)
 				/* tile 0 is always inclusive: nothing before it is ever needed */
 				v[k] = t > (uint32_t) k ? gs_load_relaxed(status + (size_t) (t - 1 - k) * stride) : GS_LOOKBACK_INCLUSIVE;
-			if (reads)
-				(*reads)++;
+			counter.round_trip();
 #pragma unroll
 			for (int k = 0; k < WINDOW; k++)
 			{

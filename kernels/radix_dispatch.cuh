@@ -11,8 +11,6 @@
 #include <mutex>
 
 #include <cuda_runtime.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "gpusort.h"
 #include "internal.h"
@@ -33,18 +31,18 @@ gs_radix_histogram_kernel(typename gs_radix_histogram_agent<KeyT, Policy>::param
 	typedef gs_radix_histogram_agent<KeyT, Policy> agent;
 	__shared__ typename agent::storage s;
 
-	agent(s, p).run();
+	agent(s, p).process();
 }
 
-template <typename KeyT, bool HAS_VALUES, class Policy, int RANK>
+template <typename KeyT, bool HAS_VALUES, class Policy, int RANK, class Instrument>
 __global__ void __launch_bounds__(Policy::THREADS, Policy::MIN_BLOCKS)
 gs_radix_onesweep_kernel(gs_radix_pass_params<KeyT> p)
 {
-	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy, RANK> agent;
+	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy, RANK, Instrument> agent;
 	extern __shared__ __align__(16) unsigned char smem[];
 	__shared__ typename agent::static_storage ss;
 
-	agent::run(p, smem, ss);
+	agent(p, smem, ss).process();
 }
 
 template <typename KeyT, bool HAS_VALUES, int THREADS, int ITEMS, int RANK>
@@ -55,7 +53,7 @@ gs_radix_block_sort_kernel(gs_radix_block_sort_params<KeyT> p)
 	extern __shared__ __align__(16) unsigned char smem[];
 	__shared__ typename agent::static_storage ss;
 
-	agent::run(p, smem, ss);
+	agent(p, smem, ss).process();
 }
 
 /*
@@ -142,12 +140,17 @@ typedef struct gs_radix_device
 static gs_radix_device gs_radix_devices[GS_RADIX_MAX_DEVICES];
 static std::mutex gs_radix_devices_lock;
 
-template <typename KeyT, bool HAS_VALUES, class Policy>
+/*
+ * The passes of one policy (radix_policy.cuh).  Instrument: the onesweep
+ * agent's (gs_radix_no_instrument in the library; a benchmark's times or
+ * changes its steps).
+ */
+template <typename KeyT, bool HAS_VALUES, class Policy, class Instrument = gs_radix_no_instrument>
 struct gs_radix_dispatch
 {
 	typedef gs_radix_histogram_agent<KeyT, Policy> histogram_agent;
 	/* the tile and its shared memory are the same whatever the rank */
-	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy, GS_RADIX_RANK_BALLOT> onesweep_agent;
+	typedef gs_radix_onesweep_agent<KeyT, HAS_VALUES, Policy, GS_RADIX_RANK_BALLOT, Instrument> onesweep_agent;
 
 	/* the rank where the device fails the probe of GS_RADIX_RANK_ATOMIC */
 	static constexpr int FALLBACK_RANK = Policy::RANK == GS_RADIX_RANK_ATOMIC ? GS_RADIX_RANK_BALLOT : Policy::RANK;
@@ -157,10 +160,6 @@ struct gs_radix_dispatch
 	static constexpr uint32_t TILE = onesweep_agent::TILE;
 	static constexpr uint32_t TILES_PER_PORTION = GS_RADIX_PORTION_LIMIT / TILE;
 	static constexpr uint32_t PORTION = TILES_PER_PORTION * TILE;
-
-	/* With Policy::TRACE (benchmarks): where launch number trace_launch writes its stamps */
-	static inline unsigned long long *trace = nullptr;
-	static inline int trace_launch = -1;
 
 	/* Where each piece of scratch lies in temp (byte offsets, 256-aligned). */
 	struct layout
@@ -244,7 +243,7 @@ struct gs_radix_dispatch
 
 		if (configured.load(std::memory_order_acquire) & bit)
 			return GS_OK;
-		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK>,
+		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK, Instrument>,
 										   cudaFuncAttributeMaxDynamicSharedMemorySize,
 										   (int) onesweep_agent::SMEM_BYTES), err);
 		GS_CUDA_CHECK(cudaFuncSetAttribute(gs_radix_block_sort_kernel<KeyT, HAS_VALUES, 256, 4, RANK>,
@@ -309,20 +308,18 @@ struct gs_radix_dispatch
 		return sort_ranked<FALLBACK_RANK>(a, sm_count, device, err);
 	}
 
+	/*
+	 * The size query (a->temp NULL), the small sort in one block, or the
+	 * onesweep sort: 1. all digit histograms, the offsets of each digit and
+	 * the plan (which digits vary), in one read of the keys; 2. the plan
+	 * read on the device or the host; 3. one onesweep pass per digit that
+	 * varies.
+	 */
 	template <int RANK>
 	static gs_status
 	sort_ranked(gs_gpu_sort_args *a, int sm_count, int device, gs_error *err)
 	{
-		const uint32_t n = (uint32_t) a->n;
-		const layout l = make_layout(n);
-		const bool	is_float = a->type == GS_FLOAT4 || a->type == GS_FLOAT8;
-		cudaStream_t stream = (cudaStream_t) a->stream;
-		unsigned char *temp = (unsigned char *) a->temp;
-		uint32_t   *hist = (uint32_t *) (temp + l.hist);
-		uint32_t   *bin_base = (uint32_t *) (temp + l.bin_base);
-		uint32_t   *lookback0 = (uint32_t *) (temp + l.lookback[0]);
-		const size_t bin_base_pass_stride = (size_t) (l.portions + 1) * BINS;
-
+		const layout l = make_layout((uint32_t) a->n);
 		const bool	small = a->n <= (size_t) Policy::SMALL_MAX;
 		/* the small sort needs no scratch; never 0, so the second call is not a query again */
 		const size_t need = small ? 256 : l.total;
@@ -340,82 +337,105 @@ struct gs_radix_dispatch
 			return err ? err->status : GS_ERR_CUDA;
 		if (small)
 			return sort_small<RANK>(a, err);
-
-		/* 1. all digit histograms, the offsets of each digit, and the plan */
-		GS_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.zeroed_bytes, stream), err);
-		{
-			typename histogram_agent::params hp;
-			const size_t per_block = (size_t) Policy::HIST_THREADS * Policy::HIST_UNROLL * histogram_agent::VEC;
-			size_t		blocks = (n + per_block - 1) / per_block;
-			size_t		full = (size_t) sm_count * Policy::HIST_BLOCKS_PER_SM;
-
-			hp.keys = (const KeyT *) a->keys[0];
-			hp.n = n;
-			hp.is_float = is_float;
-			hp.descending = a->descending;
-			hp.hist = hist;
-			hp.blocks_done = (uint32_t *) (temp + l.blocks_done);
-			hp.bin_base = bin_base;
-			hp.bin_base_pass_stride = bin_base_pass_stride;
-			hp.plan = (uint32_t *) (temp + l.plan);
-			hp.lookback0 = lookback0;
-			hp.lookback0_words = (size_t) l.max_tiles * BINS;
-			if (blocks > full)
-				blocks = full;
-			gs_radix_histogram_kernel<KeyT, Policy><<<(unsigned) blocks, Policy::HIST_THREADS, 0, stream>>>(hp);
-			GS_CUDA_CHECK(cudaGetLastError(), err);
-		}
+		GS_CUDA_CHECK(cudaMemsetAsync(a->temp, 0, l.zeroed_bytes, (cudaStream_t) a->stream), err);
+		launch_histogram(a, l, sm_count);
+		GS_CUDA_CHECK(cudaGetLastError(), err);
 
 		/*
-		 * 2. which digits vary.  Small sorts cannot afford a round trip to
-		 * the host: they launch every pass and let each read the plan on the
-		 * device (GS_RADIX_PLAN_DEVICE, gs_radix_histogram_agent): it picks
-		 * its buffers, and a pass whose digit is constant does nothing, or
-		 * copies the keys where that keeps the result in buffer 0.  Larger
-		 * sorts launch the first pass the same way (GS_RADIX_PLAN_AHEAD: it
-		 * does nothing if its digit is constant) and only then wait for the
-		 * plan, which the histogram kernel copies to the host: the GPU sorts
-		 * while the host wakes up, and the host launches just the passes
-		 * whose digit varies.  Past one portion the plan is read first.
+		 * Small sorts cannot afford a round trip to the host: they launch
+		 * every pass and let each read the plan on the device
+		 * (GS_RADIX_PLAN_DEVICE).  Larger ones wait for the plan on the host
+		 * (sort_host_plan).
 		 */
-		const bool	device_plan = (size_t) n + 1 <= Policy::SYNC_MIN_KEYS && l.portions == 1;
-		int			selector = 0;
+		if ((size_t) a->n + 1 <= Policy::SYNC_MIN_KEYS && l.portions == 1)
+			return sort_device_plan<RANK>(a, l, err);
+		return sort_host_plan<RANK>(a, l, device, err);
+	}
+
+	/* the histogram kernel: at most HIST_BLOCKS_PER_SM blocks per SM, each looping over its share */
+	static void
+	launch_histogram(gs_gpu_sort_args *a, const layout &l, int sm_count)
+	{
+		unsigned char *temp = (unsigned char *) a->temp;
+		typename histogram_agent::params hp;
+		const size_t per_block = (size_t) Policy::HIST_THREADS * Policy::HIST_UNROLL * histogram_agent::VEC;
+		size_t		blocks = (a->n + per_block - 1) / per_block;
+		size_t		full = (size_t) sm_count * Policy::HIST_BLOCKS_PER_SM;
+
+		hp.keys = (const KeyT *) a->keys[0];
+		hp.n = (uint32_t) a->n;
+		hp.is_float = a->type == GS_FLOAT4 || a->type == GS_FLOAT8;
+		hp.descending = a->descending;
+		hp.hist = (uint32_t *) (temp + l.hist);
+		hp.blocks_done = (uint32_t *) (temp + l.blocks_done);
+		hp.bin_base = (uint32_t *) (temp + l.bin_base);
+		hp.bin_base_pass_stride = (size_t) (l.portions + 1) * BINS;
+		hp.plan = (uint32_t *) (temp + l.plan);
+		hp.lookback0 = (uint32_t *) (temp + l.lookback[0]);
+		hp.lookback0_words = (size_t) l.max_tiles * BINS;
+		if (blocks > full)
+			blocks = full;
+		gs_radix_histogram_kernel<KeyT, Policy>
+			<<<(unsigned) blocks, Policy::HIST_THREADS, 0, (cudaStream_t) a->stream>>>(hp);
+	}
+
+	/*
+	 * Every pass launched over buffers 0 and 1; each reads the plan, picks
+	 * its buffers, and does nothing where its digit is constant, or copies
+	 * the keys where that keeps the result in buffer 0.
+	 */
+	template <int RANK>
+	static gs_status
+	sort_device_plan(gs_gpu_sort_args *a, const layout &l, gs_error *err)
+	{
+		unsigned char *temp = (unsigned char *) a->temp;
 		uint32_t	launch = 0;
 
-		if (device_plan)
-		{
-			for (int d = 0; d < PASSES; d++)
-				launch_pass<RANK>(a, l, temp, d, 0, selector, GS_RADIX_PLAN_DEVICE, d == 0, d == PASSES - 1,
-								  d + 1 < PASSES, &launch, stream);
-			GS_CUDA_CHECK(cudaGetLastError(), err);
-			a->result_selector = 0;
-			return GS_OK;
-		}
+		for (int d = 0; d < PASSES; d++)
+			launch_pass<RANK>(a, l, temp, d, 0, 0, GS_RADIX_PLAN_DEVICE, d == 0, d == PASSES - 1,
+							  d + 1 < PASSES, &launch, (cudaStream_t) a->stream);
+		GS_CUDA_CHECK(cudaGetLastError(), err);
+		a->result_selector = 0;
+		return GS_OK;
+	}
 
+	/*
+	 * The first pass launched the device-plan way (GS_RADIX_PLAN_AHEAD: it
+	 * does nothing if its digit is constant), and only then the wait for
+	 * the plan, which the histogram kernel wrote: the GPU sorts while the
+	 * host wakes up, and the host launches just the passes whose digit
+	 * varies, one launch per portion.  Past one portion the plan is read
+	 * first.
+	 */
+	template <int RANK>
+	static gs_status
+	sort_host_plan(gs_gpu_sort_args *a, const layout &l, int device, gs_error *err)
+	{
+		unsigned char *temp = (unsigned char *) a->temp;
 		const int	first_digit = l.portions == 1 ? 1 : 0;
+		uint32_t	launch = 0;
 		uint32_t	plan = 0;
+		int			selector = 0;
+		int			done = 0;
 		gs_status	s = read_plan<RANK>(a, l, temp, device, &launch, &plan, err);
 
 		if (s != GS_OK)
 			return s;
 
-		int			active = __builtin_popcount(plan);
-		int			done = 0;
+		const int	active = __builtin_popcount(plan);
 
 		if (first_digit == 1 && (plan & 1))
 		{
 			selector = 1;
 			done = 1;
 		}
-
-		/* 3. one onesweep pass per digit that varies, one launch per portion */
 		for (int d = first_digit; d < PASSES; d++)
 		{
 			if (!(plan & (1u << d)))
 				continue;
 			for (uint32_t q = 0; q < l.portions; q++)
 				launch_pass<RANK>(a, l, temp, d, q, selector, GS_RADIX_PLAN_HOST, done == 0, done == active - 1,
-								  q + 1 < l.portions || done + 1 < active, &launch, stream);
+								  q + 1 < l.portions || done + 1 < active, &launch, (cudaStream_t) a->stream);
 			GS_CUDA_CHECK(cudaGetLastError(), err);
 			selector ^= 1;
 			done++;
@@ -502,8 +522,7 @@ struct gs_radix_dispatch
 		pp.lookback_clear = lookback[(*launch + 1) % 2];
 		pp.lookback_clear_words = more ? (size_t) next_tiles * BINS : 0;
 		pp.tile_counter = (uint32_t *) (temp + l.tile_counters) + *launch;
-		pp.trace = Policy::TRACE && (int) *launch == trace_launch ? trace : NULL;
-		gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK>
+		gs_radix_onesweep_kernel<KeyT, HAS_VALUES, Policy, RANK, Instrument>
 			<<<tiles, Policy::THREADS, onesweep_agent::SMEM_BYTES, stream>>>(pp);
 		(*launch)++;
 	}
@@ -512,13 +531,11 @@ struct gs_radix_dispatch
 /*
  * Reads device's SM count and runs the probe of GS_RADIX_RANK_ATOMIC on
  * stream (the probe's word is one per device: the caller holds
- * gs_radix_devices_lock).  GPUSORT_RADIX_RANK=ballot in the environment
- * makes every device fail the probe, so that tests can run the other rank.
+ * gs_radix_devices_lock).
  */
 static inline gs_status
 gs_radix_probe_device(int device, gs_radix_device *d, cudaStream_t stream, gs_error *err)
 {
-	const char *forced = getenv("GPUSORT_RADIX_RANK");
 	uint32_t	wrong = 1;
 	int			sm_count = 0;
 
@@ -528,7 +545,7 @@ gs_radix_probe_device(int device, gs_radix_device *d, cudaStream_t stream, gs_er
 	GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
 	GS_CUDA_CHECK(cudaMemcpyFromSymbol(&wrong, gs_radix_probe_wrong, sizeof(wrong)), err);
 	d->sm_count = sm_count;
-	d->atomics_ordered = wrong == 0 && !(forced != NULL && strcmp(forced, "ballot") == 0);
+	d->atomics_ordered = wrong == 0;
 	d->ready.store(1, std::memory_order_release);
 	return GS_OK;
 }

@@ -5,43 +5,27 @@
  * histograms every 8-bit digit at once; then one kernel per digit ranks each
  * tile in shared memory and chains the tiles' digit offsets by decoupled
  * look-back (Merrill & Garland), so a pass reads and writes each key once.
- * The range limiter of Ha et al. (seed 001), generalised: a digit that is the
- * same for every key costs no pass.  The key transforms of keys.h are fused
- * into the first and last pass that run.  Layers: this file (the entry
- * point) with radix_policy.cuh (the sm_90 tuning) -> radix_dispatch.cuh
- * (kernels, scratch layout, launching the passes) -> radix_agent.cuh (one
- * block's work) -> radix_block.cuh (warp and block primitives).
+ * The range limiter of Ha, Krüger & Silva ("Implicit radix sorting on
+ * GPUs"), generalised: a digit that is the same for every key costs no
+ * pass.  The key transforms of keys.h are fused into the first and last
+ * pass that run.  Layers: this file (the entry point) -> radix_policy.cuh
+ * (the sm_90 tuning, the policy by size) -> radix_dispatch.cuh (kernels,
+ * scratch layout, launching the passes) -> radix_agent.cuh (one block's
+ * work) -> radix_block.cuh (warp and block primitives).
  */
 #include <cuda_runtime.h>
 
 #include "gpusort.h"
 #include "internal.h"
-#include "radix_dispatch.cuh"
 #include "radix_policy.cuh"
-
-/* the policy for n keys: the same for the sizing call (temp NULL) and the sort */
-template <typename KeyT, bool HAS_VALUES>
-static gs_status
-gs_radix_sort_policy(gs_gpu_sort_args *a, int sm_count, int device, bool ordered, gs_error *err)
-{
-	typedef gs_radix_policy_sm90<sizeof(KeyT), HAS_VALUES> large;
-	typedef gs_radix_policy_sm90_two_blocks<sizeof(KeyT), HAS_VALUES> two_blocks;
-
-	if constexpr (large::TWO_BLOCKS_BELOW != 0)
-	{
-		if (a->n < large::TWO_BLOCKS_BELOW)
-			return gs_radix_dispatch<KeyT, HAS_VALUES, two_blocks>::sort(a, sm_count, device, ordered, err);
-	}
-	return gs_radix_dispatch<KeyT, HAS_VALUES, large>::sort(a, sm_count, device, ordered, err);
-}
 
 template <typename KeyT>
 static gs_status
 gs_radix_sort_width(gs_gpu_sort_args *a, int sm_count, int device, bool ordered, gs_error *err)
 {
 	if (a->values[0] != NULL)
-		return gs_radix_sort_policy<KeyT, true>(a, sm_count, device, ordered, err);
-	return gs_radix_sort_policy<KeyT, false>(a, sm_count, device, ordered, err);
+		return gs_radix_sort_sm90<KeyT, true>(a, sm_count, device, ordered, err);
+	return gs_radix_sort_sm90<KeyT, false>(a, sm_count, device, ordered, err);
 }
 
 /*
