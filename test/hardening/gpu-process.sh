@@ -272,9 +272,12 @@ for _ in $(seq 1 600); do
 	sleep 0.05
 done
 ok $back "SIGKILL of a backend mid-transfer: PostgreSQL restarts, and a new GPU process is ready"
-kill -0 "$gpu" 2>/dev/null
-[ $? != 0 ] && [ "$(pgrep -c -f "gpusort GPU process" -P "$(row server_pid)")" = 1 ]
-ok $? "the old GPU process ($gpu) is gone and exactly one runs ($(row gpu_pid))"
+# gone, or a zombie its new parent has not reaped yet (it holds nothing then)
+old_state=$(ps -o stat= -p "$gpu" 2>/dev/null | tr -d ' ')
+[ -z "$old_state" ] || [ "${old_state#Z}" != "$old_state" ]
+ok $? "the old GPU process ($gpu) is gone (${old_state:-no such process})"
+[ "$(pgrep -c -f "gpusort GPU process" -P "$(row server_pid)")" = 1 ] && [ "$(pgrep -f "gpusort GPU process" | while read -r p; do ps -o stat= -p "$p"; done | grep -vc Z)" = 1 ]
+ok $? "exactly one GPU process runs ($(row gpu_pid)): $(pgrep -af "gpusort GPU process" | tr '\n' ';')"
 [ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$sort_sql")" = t ]
 ok $? "a GPU sort after the restart is right"
 
