@@ -12,7 +12,7 @@
 #   dist        bench_radix --dist: 10^7 int4 keys and pairs of every distribution against CUB
 #   comparison  bench_comparison --only quick,small (our radix sort against the comparison sorts)
 #   tests       test_gpu_sort --algorithm radix, bench_radix --check-ballot (AFTER only: the fallback rank against
-#               CUB), compute-sanitizer memcheck and racecheck of test_gpu_sort --quick (radix)
+#               the library's own sort), compute-sanitizer memcheck and racecheck of test_gpu_sort --quick (radix)
 # Logs go to DIR (default $OUT, else /tmp/radix-before-after): PHASE-before.log, PHASE-after.log, and
 # DIR/summary.md, which gets the side-by-side tables (CUB time / ours, each tree's, from the same run).
 set -uo pipefail
