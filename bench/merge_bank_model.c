@@ -9,8 +9,8 @@
  *
  *   merge_bank_model [--worst] [--order fixed|single|dir|rand] [--n N]
  *
- * --worst: the input of bench/worst_case.h built for the shape (seed 003);
- * otherwise a random permutation of 0..n-1.  Orders:
+ * --worst: the input of bench/worst_case.h built for the shape (Berney and
+ * Sitchinava); otherwise a random permutation of 0..n-1.  Orders:
  *   fixed   the fixed order: forwards, the right run right after the left
  *           one, two predicated loads a step (those of lanes taking from
  *           the left run, then those taking from the right), each counted;

@@ -1,7 +1,7 @@
 /*
  * worst_case.h: inputs that maximise shared-memory bank conflicts in the
- * merging stage of a GPU pairwise merge sort (Berney and Sitchinava, seed
- * 003), for E keys per thread, b threads per block and w banks.
+ * merging stage of a GPU pairwise merge sort (Berney and Sitchinava,
+ * "Engineering Worst-Case Inputs for Pairwise Merge Sort on GPUs"), for E keys per thread, b threads per block and w banks.
  *
  * The merge sort being attacked (Thrust, Modern GPU, CUB, and our merge-path
  * variant): each thread sorts E keys, each block merges up to b*E keys in
@@ -14,7 +14,7 @@
  * merge it chooses, output rank by output rank, whether the key comes from A
  * or from B; that fixes the contents of A and B, which are themselves merge
  * outputs one level down, down to the runs of E keys of a thread.  A merge's
- * choice is made per warp (003 section III): warps of a tile are split in
+ * choice is made per warp (Berney and Sitchinava, section III): warps of a tile are split in
  * halves L and R; a warp of L takes (E+1)/2*w keys from A and (E-1)/2*w from
  * B (R the reverse), so every warp's pieces of A and B start at bank 0; each
  * thread takes p keys from one list and E-p from the other, one list after

@@ -1,14 +1,16 @@
 /*
  * bitonic_block.cuh: bitonic sorting in the shared memory of one block
- * (seed 002, chapter 3), for the bitonic sort itself and for other paths that
- * need a small in-block sort (the quicksort's leaves, small arrays).
+ * (chapter 3 of Nguyen Xuan Thang's thesis "Development of parallel
+ * sorting algorithms for GPU"), for the bitonic sort itself and for other
+ * paths that need a small in-block sort (the quicksort's leaves, small
+ * arrays).
  *
  * The network is Batcher's bitonic sort in the form whose comparators all
  * point the same way: merging two sorted halves of size s/2 starts with a
  * "flip" stage (key i against key s-1-i of the block of s) and continues
  * with half-cleaners of strides s/4 .. 1.  Every sorted run is ascending, so
  * an array of any length is sorted by padding it virtually with +infinity:
- * a comparator whose upper key is past the end never moves anything (002,
+ * a comparator whose upper key is past the end never moves anything (thesis,
  * 3.1.5), and in shared memory the padding is simply the largest key.
  *
  * With PAIR the order is (key, position), which makes the result the stable

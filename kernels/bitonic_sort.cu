@@ -1,14 +1,15 @@
 /*
- * bitonic_sort.cu: GPU bitonic sort (gs_bitonic_sort_gpu), after the thesis
- * of seed 002, chapter 3: any length by virtual padding, shared memory for
- * every stage that fits in a block.
+ * bitonic_sort.cu: GPU bitonic sort (gs_bitonic_sort_gpu), after chapter 3
+ * of Nguyen Xuan Thang's thesis "Development of parallel sorting algorithms
+ * for GPU": any length by virtual padding, shared memory for every stage
+ * that fits in a block.
  *
  * Up to a block's capacity (16K to 64K keys by width) one block sorts
  * everything in shared memory in a single launch.  Beyond, blocks first sort
  * chunks of GS_BITONIC_CHUNK keys in shared memory; then each merge size s
  * takes one global launch for the flip stage, one per half-cleaner stride
  * that spans chunks, and one shared-memory launch for all strides inside a
- * chunk (002, algorithm 3.4.2).  In place on keys[0]; the last launch writes
+ * chunk (thesis, 3.4.2).  In place on keys[0]; the last launch writes
  * the decoded keys to keys[1].
  *
  * Argsort: bitonic sort is not stable, so it sorts (key, position) pairs,

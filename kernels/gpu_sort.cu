@@ -10,9 +10,7 @@
 
 /*
  * What GS_ALGO_AUTO runs, from bench_comparison's every-algorithm table on
- * the H100 (2026-11-25, bench/results/comparison-h100-2026-11-25.md and
- * -b.md; the merge sort's range again on 2026-11-26 with its randomized
- * order, bench/results/merge-h100-2026-11-26/run6/small.log): the
+ * an H100 (bench/NOTES-comparison.md, "AUTO"; the times below are its): the
  * single-block bitonic sort for the smallest arrays (up to 512 keys, 256 for
  * an argsort, 1024 for 64-bit keys; within 2 us of the radix sort's single
  * block there, which run to run is noise); the radix sort's single-block sort

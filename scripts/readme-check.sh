@@ -11,7 +11,8 @@
 #   footers off): an error fails it.  What one block creates, the next ones see.
 # - A ```text block that follows a sql block with only blank lines between them
 #   is that block's output: psql's output must equal it, blanks at line ends
-#   and blank lines at the end aside.
+#   and blank lines at the end aside.  A ```text block that follows no sql
+#   block fails: its output would go unchecked.
 # - ```sh blocks are not run (scripts/demo.sh, scripts/test.sh and .ci/run run
 #   the install commands), except `systemctl restart postgresql`, which restarts
 #   the throwaway cluster.
@@ -128,6 +129,14 @@ for i in "${!index[@]}"; do
 				sed 's/^/# /' "$out.diff"
 				tap not-ok "$where: output as README.md:$((nfirst - 1)) shows"
 			fi
+		fi
+		;;
+	text)
+		prev="x x 0 0"
+		[ "$i" -gt 0 ] && prev=${index[$((i - 1))]}
+		read -r _ plang _ plast <<<"$prev"
+		if ! { [ "$plang" = sql ] && adjacent "$((plast + 1))" "$((first - 1))"; }; then
+			tap not-ok "$where: text block follows no sql block, so nothing checks it"
 		fi
 		;;
 	sh)

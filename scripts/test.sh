@@ -18,8 +18,9 @@
 # the C tests (a C test program that skips itself, e.g. for want of a GPU,
 # counts 0), each TAP line of scripts/hardening.sh --device cpu --quick, each
 # TAP line of scripts/readme-check.sh (the README's SQL examples, on each
-# PostgreSQL; GS_SKIP_README=1 leaves them out), and PostgreSQL's own regression suite with gpusort's node forced on, one per
-# PostgreSQL (scripts/pg-regress-suite.sh; GS_SKIP_PG_SUITE=1 leaves it out).
+# PostgreSQL; GS_SKIP_README=1 leaves them out), and PostgreSQL's own
+# regression suite with gpusort's node forced on, one per PostgreSQL
+# (scripts/pg-regress-suite.sh; GS_SKIP_PG_SUITE=1 leaves it out).
 # The subtotals of the programs show as "N ok, N not ok", so that the last
 # line is the only one of the form "N passed, N failed".
 set -euo pipefail

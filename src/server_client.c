@@ -132,8 +132,8 @@ never(GpusortJobSlot *slot, uint64 arg)
 
 /* ------------------------------------------------------------------------
  * Copies between the backend's memory and the transfer area.  One core
- * copies about a seventh of what the DMA moves (README, Performance, "Large
- * single sorts lose little"), so chunks of large sorts are copied by
+ * copies about a seventh of what the DMA moves (docs/performance.md,
+ * "Large single sorts lose little"), so chunks of large sorts are copied by
  * COPY_THREADS threads: the backend and helpers it starts on its first
  * large sort.  The helpers run memcpy and nothing else (no PostgreSQL,
  * every signal blocked), and the backend waits for them within the chunk,

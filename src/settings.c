@@ -17,8 +17,8 @@ int			gpusort_device = GPUSORT_DEVICE_AUTO;
 
 /*
  * The crossover measured in SQL on an H100 host: from about 10,000 elements
- * the GPU path, copies included, beats the CPU radix sort (README,
- * Performance, the table "gpu_sort by size").
+ * the GPU path, copies included, beats the CPU radix sort (docs/performance.md,
+ * "The crossover").
  */
 int			gpusort_gpu_min_elements = 10000;
 int			gpusort_algorithm = GS_ALGO_AUTO;

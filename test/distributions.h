@@ -2,11 +2,13 @@
  * distributions.h: input generators shared by the C tests and benchmarks of
  * kernels/ (CPU and GPU).  Header-only; compiles as C and as CUDA host C++.
  *
- * The distributions are those of the seeds: 002 section 5.3.1 (random,
- * sorted, almost sorted, decreasing, zero entropy, gaussian, bucket,
- * staggered; the last three from Cederman and Tsigas), 000 section 4 (0-1,
- * defined duplicates), the narrow range of the issues, and the special values
- * of each type.  Every generator is deterministic in (type, n, seed).
+ * The distributions are those of Nguyen Xuan Thang's thesis "Development of
+ * parallel sorting algorithms for GPU", section 5.3.1 (random, sorted, almost
+ * sorted, decreasing, zero entropy, gaussian, bucket, staggered; the last
+ * three from Cederman and Tsigas), of Sitchinava and Weichert, "Bank Conflict
+ * Free Comparison-based Sorting On GPUs", section 4 (0-1, defined
+ * duplicates), a narrow range ([0, 10^6)), and the special values of each
+ * type.  Every generator is deterministic in (type, n, seed).
  */
 #ifndef GPUSORT_DISTRIBUTIONS_H
 #define GPUSORT_DISTRIBUTIONS_H
