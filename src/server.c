@@ -651,10 +651,15 @@ jobs_running(void)
 	return false;
 }
 
-/* The wait of the main loop: until the next start, or the next look at the jobs' times. */
+/*
+ * The wait of the main loop: until the next start, or the next look at the
+ * jobs' times; -1: until the latch is set (no GPU, and none to start).
+ */
 static long
 wait_timeout_ms(void)
 {
+	if (gpu.pid == 0 && gpusort_server->state == GPUSORT_SERVER_NO_GPU)
+		return -1;
 	if (gpu.pid == 0)
 	{
 		long		secs;

@@ -34,6 +34,8 @@
 #  9. SIGKILL of a backend mid-transfer: PostgreSQL restarts every session, as for any
 #     backend; afterwards exactly one GPU process runs, the old one is gone, sorts are
 #     right.
+# Without a device (--device gpu on a host without one) it checks only that the
+# server idles, and skips the rest.
 # TAP on stdout; "# figure:" lines carry the times.  Own cluster on GS_PGPORT (default 55610).
 set -uo pipefail
 device=cpu
@@ -76,6 +78,15 @@ fi
 for _ in $(seq 1 600); do [ "$(row state)" != starting ] && break; sleep 0.05; done
 state=$(row state)
 if [ "$state" != ready ]; then
+	# no GPU: the server waits for its latch, it does not poll (100 CPU ticks a second is a spin)
+	server=$(row server_pid)
+	ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+	sleep 1
+	t0=$(ticks)
+	sleep 3
+	t1=$(ticks)
+	[ $((t1 - t0)) -lt 15 ]
+	ok $? "with no GPU the server idles ($((t1 - t0)) CPU ticks in 3 s)"
 	skip "the server has no device ($(row reason)); --device cpu lets the CPU stand in (test builds)"
 	finish
 fi
