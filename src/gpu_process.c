@@ -529,20 +529,21 @@ start_devices(GpusortGpuReport *report)
 }
 
 /*
- * The process's own set-up after the fork: PostgreSQL's signal handlers give
- * way to the defaults (SIGTERM and the like end it, as SIGKILL does), and it
+ * The process's own set-up after the fork: every signal handler of
+ * PostgreSQL's gives way to the default (SIGTERM and the like end it, as
+ * SIGKILL does; SIGFPE, which a backend turns into an ERROR, kills it rather
+ * than running PostgreSQL's error handling with the server's PGPROC), and it
  * dies with the server, so that it never outlives the one that settles its
  * jobs.
  */
 static void
 detach_from_server(pid_t server_pid)
 {
-	static const int signals[] = {SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2,
-	SIGCHLD, SIGURG};
 	sigset_t	none;
 
-	for (int i = 0; i < lengthof(signals); i++)
-		signal(signals[i], SIG_DFL);
+	/* SIGKILL, SIGSTOP and the C library's own signals refuse; that is fine */
+	for (int sig = 1; sig < NSIG; sig++)
+		(void) signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);	/* a write to a gone server fails instead */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

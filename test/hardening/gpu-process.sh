@@ -22,6 +22,9 @@
 #     the timeout, auto's answer is right, gpu's error names the timeout;
 #  4. a broken context (the GPU process exits as after a CUDA error that leaves a
 #     context unusable): the same;
+#  4b. SIGFPE (which PostgreSQL's processes turn into an ERROR): the GPU process dies
+#     of it, no PostgreSQL code runs in it; a stopped GPU process (SIGSTOP) that holds
+#     a job it never started: the job timeout ends it, auto's answer is right;
 #  5. a GPU process that dies as soon as it is ready: the server backs off, shows
 #     'restarting' and why, auto sorts right meanwhile, gpu fails with the reason; it
 #     is ready again once left alone;
@@ -186,6 +189,26 @@ for how in KILL SEGV ABRT hang broken; do
 		one_death "$how" "$dev"
 	done
 done
+
+# a signal PostgreSQL's processes handle (SIGFPE raises an ERROR there) takes its
+# default action in the GPU process: it dies of it, and nothing of PostgreSQL runs
+gpu=$(row gpu_pid)
+kill -FPE "$gpu"
+ms=$(wait_new_gpu "$gpu")
+last=$(row last_exit)
+[[ "$last" == *"signal 8"* ]] && ! grep -qE "PANIC|floating-point exception" "$log"
+ok $? "SIGFPE of the GPU process: it dies of the signal, PostgreSQL's handler does not run (${ms:-?} ms; last exit: $last; log: $(grep -E "PANIC|floating-point exception" "$log" | head -2 | tr '\n' ' '))"
+
+# a GPU process that stops taking jobs (SIGSTOP, as one wedged outside a job): a job
+# handed to it counts as busy from its admission, so the job timeout ends the process
+gpu=$(row gpu_pid)
+kill -STOP "$gpu"
+out=$(PGOPTIONS="-c gpusort.device=auto -c statement_timeout=20s" q -c "$sort_sql" 2>"$work/stop.err")
+ms=$(wait_new_gpu "$gpu")
+last=$(row last_exit)
+kill -CONT "$gpu" 2>/dev/null
+[ "$out" = t ] && [[ "$last" == *server_job_timeout* ]]
+ok $? "a stopped GPU process: auto's answer is right, the job timeout ended it (${ms:-?} ms; ${out:-$(tr "\n" " " <"$work/stop.err")}; last exit: $last)"
 
 # 5. a GPU process that dies as soon as it starts, four times: the server backs off.
 # One session watches gpusort_server() every 5 ms while the shell kills each new GPU
