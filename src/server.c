@@ -96,6 +96,16 @@ reject_job(GpusortJobSlot *slot, gs_status status, const char *fmt,...)
 		SetLatch(slot->latch);
 }
 
+/* Monotonic nanoseconds, the clock of GpusortJobSlot.busy_since. */
+static uint64
+monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* First fit of count granules in the transfer area, or -1. */
 static int
 find_region(int count)
@@ -298,7 +308,8 @@ admit_jobs(void)
 		slot->worker = w;
 		slot->generation = srv->generation;
 		slot->admitted = GetCurrentTimestamp();
-		slot->busy_since = 0;
+		/* the GPU process owes the job from now: one that never starts it times out */
+		store64(&slot->busy_since, monotonic_ns());
 		slot->state = GPUSORT_SLOT_RUNNING;
 
 		gpu.worker_busy[w] = true;
@@ -602,7 +613,6 @@ static void
 watch_job_times(void)
 {
 	GpusortServerShared *srv = gpusort_server;
-	struct timespec ts;
 	uint64		now;
 	uint64		limit = (uint64) gpusort_server_job_timeout * 1000000;
 
@@ -620,8 +630,7 @@ watch_job_times(void)
 		}
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+	now = monotonic_ns();
 	for (int i = 0; i < srv->nslots; i++)
 	{
 		GpusortJobSlot *slot = &srv->slots[i];
