@@ -553,12 +553,26 @@ detach_from_server(pid_t server_pid)
 	init_ps_display("gpusort GPU process");
 }
 
+/*
+ * exit() called in the GPU process (by a library): the server's atexit
+ * handler, registered before the fork, would run PostgreSQL's exit callbacks
+ * here, on the server's PGPROC, latch and shared memory.  Registered after
+ * the fork, this one runs first and ends the process at once.
+ */
+static void
+exit_without_postgres(void)
+{
+	_exit(GPUSORT_GPU_EXIT_EXIT);
+}
+
 static void
 gpu_process_main(pid_t server_pid, int command_fd)
 {
 	GpusortGpuReport *report = &gpusort_server->gpu_report;
 	GpusortCommand c;
 
+	if (atexit(exit_without_postgres) != 0)
+		_exit(GPUSORT_GPU_EXIT_EXIT);
 	detach_from_server(server_pid);
 	if (!start_devices(report))
 	{

@@ -474,6 +474,8 @@ describe_exit(int wstatus, char *buf, size_t len)
 		snprintf(buf, len, "ended on signal %d: %s", WTERMSIG(wstatus), pg_strsignal(WTERMSIG(wstatus)));
 	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_BROKEN)
 		snprintf(buf, len, "exited after a CUDA error left a GPU context unusable");
+	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_EXIT)
+		snprintf(buf, len, "exited: a library it uses called exit()");
 	else if (WIFEXITED(wstatus))
 		snprintf(buf, len, "exited with exit code %d", WEXITSTATUS(wstatus));
 	else

@@ -247,6 +247,7 @@ typedef struct GpusortMessage
 /* The GPU process's exit codes, beside death by a signal. */
 #define GPUSORT_GPU_EXIT_BROKEN		70	/* a CUDA error left a context unusable */
 #define GPUSORT_GPU_EXIT_ORPHANED	71	/* the server is gone */
+#define GPUSORT_GPU_EXIT_EXIT		72	/* something in it called exit() */
 
 extern pid_t gpusort_gpu_process_start(int *command_fd, int *message_fd);
 

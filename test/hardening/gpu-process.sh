@@ -24,7 +24,8 @@
 #     context unusable): the same;
 #  4b. SIGFPE (which PostgreSQL's processes turn into an ERROR): the GPU process dies
 #     of it, no PostgreSQL code runs in it; a stopped GPU process (SIGSTOP) that holds
-#     a job it never started: the job timeout ends it, auto's answer is right;
+#     a job it never started: the job timeout ends it, auto's answer is right; exit() called in it (gdb):
+#     PostgreSQL's exit callbacks do not run there, the server keeps its state;
 #  5. a GPU process that dies as soon as it is ready: the server backs off, shows
 #     'restarting' and why, auto sorts right meanwhile, gpu fails with the reason; it
 #     is ready again once left alone;
@@ -198,6 +199,21 @@ ms=$(wait_new_gpu "$gpu")
 last=$(row last_exit)
 [[ "$last" == *"signal 8"* ]] && ! grep -qE "PANIC|floating-point exception" "$log"
 ok $? "SIGFPE of the GPU process: it dies of the signal, PostgreSQL's handler does not run (${ms:-?} ms; last exit: $last; log: $(grep -E "PANIC|floating-point exception" "$log" | head -2 | tr '\n' ' '))"
+
+# exit() in the GPU process (as a library might call it): PostgreSQL's exit callbacks,
+# inherited from the server, must not run there (the server's PGPROC and latch)
+if command -v gdb >/dev/null; then
+	gpu=$(row gpu_pid)
+	server=$(row server_pid)
+	timeout 60 gdb -p "$gpu" -batch -ex 'call (void) exit(0)' >"$work/gdb.out" 2>&1
+	ms=$(wait_new_gpu "$gpu")
+	last=$(row last_exit)
+	[[ "$last" == *"called exit()"* ]] && [ "$(row server_pid)" = "$server" ] && ! grep -q "PANIC" "$log" &&
+		[ "$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$sort_sql" 2>&1)" = t ]
+	ok $? "exit() in the GPU process: the server keeps its state and sorts (${ms:-?} ms; last exit: $last; server $(row server_pid); log: $(grep PANIC "$log" | head -1))"
+else
+	skip "exit() in the GPU process: needs gdb"
+fi
 
 # a GPU process that stops taking jobs (SIGSTOP, as one wedged outside a job): a job
 # handed to it counts as busy from its admission, so the job timeout ends the process
