@@ -719,6 +719,12 @@ gpusort_server_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGPIPE, SIG_IGN);
+	/*
+	 * pg_stat_activity shows the server as active: a cancel, such as a
+	 * script that cancels long-running queries sends, would be an ERROR
+	 * that ends it and every job in flight.  It has no query to cancel.
+	 */
+	pqsignal(SIGINT, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 

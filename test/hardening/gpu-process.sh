@@ -12,7 +12,8 @@
 # In a throwaway cluster in server mode with gpusort.server_job_timeout = 2s, and a
 # bystander session that never sorts:
 #  1. the GPU process is a child of the GPU server, shows its own ps title, and
-#     gpusort_gpu_process() names it; the server has a pg_stat_activity row;
+#     gpusort_gpu_process() names it; the server has a pg_stat_activity row, and
+#     pg_cancel_backend of it changes nothing;
 #  2. SIGKILL, SIGSEGV and SIGABRT of the GPU process while a job is in flight (held
 #     at the running stage): under gpusort.device = auto the statement's answer is
 #     right (the CPU sorts), under gpu it fails with SQLSTATE 58000 naming the signal;
@@ -137,6 +138,13 @@ ps -o args= -p "$gpu" | grep -q "gpusort GPU process"
 ok $? "its ps title: $(ps -o args= -p "$gpu")"
 [ "$(q -c "SELECT backend_type FROM pg_stat_activity WHERE pid = $server")" = "gpusort GPU server" ]
 ok $? "the GPU server has a pg_stat_activity row ($(q -c "SELECT backend_type || ': ' || coalesce(query, '') FROM pg_stat_activity WHERE pid = $server"))"
+
+# pg_stat_activity shows the server as active: a cancel (as a script that cancels
+# long-running queries sends) means nothing to it and does not end it
+q -c "SELECT pg_cancel_backend($server)" >/dev/null
+sleep 0.5
+[ "$(row server_pid)" = "$server" ] && [ "$(row gpu_pid)" = "$gpu" ]
+ok $? "pg_cancel_backend of the GPU server: the same server ($(row server_pid)) and GPU process ($(row gpu_pid)) go on"
 
 # the statement in flight when the GPU process ends: right under auto, 58000 under gpu
 # one_death HOW DEVICE: HOW is a signal name, hang or broken
