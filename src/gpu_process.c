@@ -545,6 +545,14 @@ detach_from_server(pid_t server_pid)
 	for (int sig = 1; sig < NSIG; sig++)
 		(void) signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);	/* a write to a gone server fails instead */
+
+	/*
+	 * A process group of its own: PostgreSQL signals a backend's whole group
+	 * (pg_cancel_backend and pg_terminate_backend of the server, the
+	 * postmaster's SIGINT and SIGQUIT), and such a signal is not for it.
+	 * The server ends it when the server itself ends.
+	 */
+	(void) setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
