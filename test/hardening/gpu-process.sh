@@ -213,7 +213,8 @@ ok $? "SIGFPE of the GPU process: it dies of the signal, PostgreSQL's handler do
 if command -v gdb >/dev/null; then
 	gpu=$(row gpu_pid)
 	server=$(row server_pid)
-	timeout 60 gdb -p "$gpu" -batch -ex 'call (void) exit(0)' >"$work/gdb.out" 2>&1
+	# gdb may dump core when its inferior exits inside the call: not in the tree
+	(cd "$work" && ulimit -c 0 && timeout 60 gdb -p "$gpu" -batch -ex 'call (void) exit(0)') >"$work/gdb.out" 2>&1
 	ms=$(wait_new_gpu "$gpu")
 	last=$(row last_exit)
 	[[ "$last" == *"called exit()"* ]] && [ "$(row server_pid)" = "$server" ] && ! grep -q "PANIC" "$log" &&
