@@ -529,21 +529,30 @@ start_devices(GpusortGpuReport *report)
 }
 
 /*
- * The process's own set-up after the fork: PostgreSQL's signal handlers give
- * way to the defaults (SIGTERM and the like end it, as SIGKILL does), and it
+ * The process's own set-up after the fork: every signal handler of
+ * PostgreSQL's gives way to the default (SIGTERM and the like end it, as
+ * SIGKILL does; SIGFPE, which a backend turns into an ERROR, kills it rather
+ * than running PostgreSQL's error handling with the server's PGPROC), and it
  * dies with the server, so that it never outlives the one that settles its
  * jobs.
  */
 static void
 detach_from_server(pid_t server_pid)
 {
-	static const int signals[] = {SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2,
-	SIGCHLD, SIGURG};
 	sigset_t	none;
 
-	for (int i = 0; i < lengthof(signals); i++)
-		signal(signals[i], SIG_DFL);
+	/* SIGKILL, SIGSTOP and the C library's own signals refuse; that is fine */
+	for (int sig = 1; sig < NSIG; sig++)
+		(void) signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);	/* a write to a gone server fails instead */
+
+	/*
+	 * A process group of its own: PostgreSQL signals a backend's whole group
+	 * (pg_cancel_backend and pg_terminate_backend of the server, the
+	 * postmaster's SIGINT and SIGQUIT), and such a signal is not for it.
+	 * The server ends it when the server itself ends.
+	 */
+	(void) setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
@@ -552,12 +561,26 @@ detach_from_server(pid_t server_pid)
 	init_ps_display("gpusort GPU process");
 }
 
+/*
+ * exit() called in the GPU process (by a library): the server's atexit
+ * handler, registered before the fork, would run PostgreSQL's exit callbacks
+ * here, on the server's PGPROC, latch and shared memory.  Registered after
+ * the fork, this one runs first and ends the process at once.
+ */
+static void
+exit_without_postgres(void)
+{
+	_exit(GPUSORT_GPU_EXIT_EXIT);
+}
+
 static void
 gpu_process_main(pid_t server_pid, int command_fd)
 {
 	GpusortGpuReport *report = &gpusort_server->gpu_report;
 	GpusortCommand c;
 
+	if (atexit(exit_without_postgres) != 0)
+		_exit(GPUSORT_GPU_EXIT_EXIT);
 	detach_from_server(server_pid);
 	if (!start_devices(report))
 	{

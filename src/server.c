@@ -96,6 +96,16 @@ reject_job(GpusortJobSlot *slot, gs_status status, const char *fmt,...)
 		SetLatch(slot->latch);
 }
 
+/* Monotonic nanoseconds, the clock of GpusortJobSlot.busy_since. */
+static uint64
+monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* First fit of count granules in the transfer area, or -1. */
 static int
 find_region(int count)
@@ -298,7 +308,8 @@ admit_jobs(void)
 		slot->worker = w;
 		slot->generation = srv->generation;
 		slot->admitted = GetCurrentTimestamp();
-		slot->busy_since = 0;
+		/* the GPU process owes the job from now: one that never starts it times out */
+		store64(&slot->busy_since, monotonic_ns());
 		slot->state = GPUSORT_SLOT_RUNNING;
 
 		gpu.worker_busy[w] = true;
@@ -463,6 +474,8 @@ describe_exit(int wstatus, char *buf, size_t len)
 		snprintf(buf, len, "ended on signal %d: %s", WTERMSIG(wstatus), pg_strsignal(WTERMSIG(wstatus)));
 	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_BROKEN)
 		snprintf(buf, len, "exited after a CUDA error left a GPU context unusable");
+	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_EXIT)
+		snprintf(buf, len, "exited: a library it uses called exit()");
 	else if (WIFEXITED(wstatus))
 		snprintf(buf, len, "exited with exit code %d", WEXITSTATUS(wstatus));
 	else
@@ -602,7 +615,6 @@ static void
 watch_job_times(void)
 {
 	GpusortServerShared *srv = gpusort_server;
-	struct timespec ts;
 	uint64		now;
 	uint64		limit = (uint64) gpusort_server_job_timeout * 1000000;
 
@@ -620,8 +632,7 @@ watch_job_times(void)
 		}
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+	now = monotonic_ns();
 	for (int i = 0; i < srv->nslots; i++)
 	{
 		GpusortJobSlot *slot = &srv->slots[i];
@@ -651,10 +662,15 @@ jobs_running(void)
 	return false;
 }
 
-/* The wait of the main loop: until the next start, or the next look at the jobs' times. */
+/*
+ * The wait of the main loop: until the next start, or the next look at the
+ * jobs' times; -1: until the latch is set (no GPU, and none to start).
+ */
 static long
 wait_timeout_ms(void)
 {
+	if (gpu.pid == 0 && gpusort_server->state == GPUSORT_SERVER_NO_GPU)
+		return -1;
 	if (gpu.pid == 0)
 	{
 		long		secs;
@@ -703,6 +719,12 @@ gpusort_server_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGPIPE, SIG_IGN);
+	/*
+	 * pg_stat_activity shows the server as active: a cancel, such as a
+	 * script that cancels long-running queries sends, would be an ERROR
+	 * that ends it and every job in flight.  It has no query to cancel.
+	 */
+	pqsignal(SIGINT, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 

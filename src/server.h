@@ -110,9 +110,10 @@ typedef struct GpusortJobSlot
 	volatile uint64 out_done;	/* backend: output chunks read (their slots free) */
 	volatile uint32 cancel;		/* backend: stop as soon as possible */
 	volatile uint32 finished;	/* server: the result below is final */
-	volatile uint64 busy_since; /* GPU process: CLOCK_MONOTONIC ns since the job has
-								 * been busy on its device, 0 while it waits for its
-								 * backend (gpusort.server_job_timeout) */
+	volatile uint64 busy_since; /* CLOCK_MONOTONIC ns since the job has been busy on
+								 * its device (the server sets it at admission, the
+								 * GPU process as it starts the job), 0 while it
+								 * waits for its backend (gpusort.server_job_timeout) */
 
 	/* the result */
 	gs_status	status;
@@ -246,6 +247,7 @@ typedef struct GpusortMessage
 /* The GPU process's exit codes, beside death by a signal. */
 #define GPUSORT_GPU_EXIT_BROKEN		70	/* a CUDA error left a context unusable */
 #define GPUSORT_GPU_EXIT_ORPHANED	71	/* the server is gone */
+#define GPUSORT_GPU_EXIT_EXIT		72	/* something in it called exit() */
 
 extern pid_t gpusort_gpu_process_start(int *command_fd, int *message_fd);
 

@@ -12,7 +12,8 @@
 # In a throwaway cluster in server mode with gpusort.server_job_timeout = 2s, and a
 # bystander session that never sorts:
 #  1. the GPU process is a child of the GPU server, shows its own ps title, and
-#     gpusort_gpu_process() names it; the server has a pg_stat_activity row;
+#     gpusort_gpu_process() names it; the server has a pg_stat_activity row, and
+#     pg_cancel_backend of it changes nothing;
 #  2. SIGKILL, SIGSEGV and SIGABRT of the GPU process while a job is in flight (held
 #     at the running stage): under gpusort.device = auto the statement's answer is
 #     right (the CPU sorts), under gpu it fails with SQLSTATE 58000 naming the signal;
@@ -22,6 +23,10 @@
 #     the timeout, auto's answer is right, gpu's error names the timeout;
 #  4. a broken context (the GPU process exits as after a CUDA error that leaves a
 #     context unusable): the same;
+#  4b. SIGFPE (which PostgreSQL's processes turn into an ERROR): the GPU process dies
+#     of it, no PostgreSQL code runs in it; a stopped GPU process (SIGSTOP) that holds
+#     a job it never started: the job timeout ends it, auto's answer is right; exit() called in it (gdb):
+#     PostgreSQL's exit callbacks do not run there, the server keeps its state;
 #  5. a GPU process that dies as soon as it is ready: the server backs off, shows
 #     'restarting' and why, auto sorts right meanwhile, gpu fails with the reason; it
 #     is ready again once left alone;
@@ -34,6 +39,8 @@
 #  9. SIGKILL of a backend mid-transfer: PostgreSQL restarts every session, as for any
 #     backend; afterwards exactly one GPU process runs, the old one is gone, sorts are
 #     right.
+# Without a device (--device gpu on a host without one) it checks only that the
+# server idles, and skips the rest.
 # TAP on stdout; "# figure:" lines carry the times.  Own cluster on GS_PGPORT (default 55610).
 set -uo pipefail
 device=cpu
@@ -76,6 +83,15 @@ fi
 for _ in $(seq 1 600); do [ "$(row state)" != starting ] && break; sleep 0.05; done
 state=$(row state)
 if [ "$state" != ready ]; then
+	# no GPU: the server waits for its latch, it does not poll (100 CPU ticks a second is a spin)
+	server=$(row server_pid)
+	ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+	sleep 1
+	t0=$(ticks)
+	sleep 3
+	t1=$(ticks)
+	[ $((t1 - t0)) -lt 15 ]
+	ok $? "with no GPU the server idles ($((t1 - t0)) CPU ticks in 3 s)"
 	skip "the server has no device ($(row reason)); --device cpu lets the CPU stand in (test builds)"
 	finish
 fi
@@ -122,6 +138,13 @@ ps -o args= -p "$gpu" | grep -q "gpusort GPU process"
 ok $? "its ps title: $(ps -o args= -p "$gpu")"
 [ "$(q -c "SELECT backend_type FROM pg_stat_activity WHERE pid = $server")" = "gpusort GPU server" ]
 ok $? "the GPU server has a pg_stat_activity row ($(q -c "SELECT backend_type || ': ' || coalesce(query, '') FROM pg_stat_activity WHERE pid = $server"))"
+
+# pg_stat_activity shows the server as active: a cancel (as a script that cancels
+# long-running queries sends) means nothing to it and does not end it
+q -c "SELECT pg_cancel_backend($server)" >/dev/null
+sleep 0.5
+[ "$(row server_pid)" = "$server" ] && [ "$(row gpu_pid)" = "$gpu" ]
+ok $? "pg_cancel_backend of the GPU server: the same server ($(row server_pid)) and GPU process ($(row gpu_pid)) go on"
 
 # the statement in flight when the GPU process ends: right under auto, 58000 under gpu
 # one_death HOW DEVICE: HOW is a signal name, hang or broken
@@ -175,6 +198,42 @@ for how in KILL SEGV ABRT hang broken; do
 		one_death "$how" "$dev"
 	done
 done
+
+# a signal PostgreSQL's processes handle (SIGFPE raises an ERROR there) takes its
+# default action in the GPU process: it dies of it, and nothing of PostgreSQL runs
+gpu=$(row gpu_pid)
+kill -FPE "$gpu"
+ms=$(wait_new_gpu "$gpu")
+last=$(row last_exit)
+[[ "$last" == *"signal 8"* ]] && ! grep -qE "PANIC|floating-point exception" "$log"
+ok $? "SIGFPE of the GPU process: it dies of the signal, PostgreSQL's handler does not run (${ms:-?} ms; last exit: $last; log: $(grep -E "PANIC|floating-point exception" "$log" | head -2 | tr '\n' ' '))"
+
+# exit() in the GPU process (as a library might call it): PostgreSQL's exit callbacks,
+# inherited from the server, must not run there (the server's PGPROC and latch)
+if command -v gdb >/dev/null; then
+	gpu=$(row gpu_pid)
+	server=$(row server_pid)
+	# gdb may dump core when its inferior exits inside the call: not in the tree
+	(cd "$work" && ulimit -c 0 && timeout 60 gdb -p "$gpu" -batch -ex 'call (void) exit(0)') >"$work/gdb.out" 2>&1
+	ms=$(wait_new_gpu "$gpu")
+	last=$(row last_exit)
+	[[ "$last" == *"called exit()"* ]] && [ "$(row server_pid)" = "$server" ] && ! grep -q "PANIC" "$log" &&
+		[ "$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$sort_sql" 2>&1)" = t ]
+	ok $? "exit() in the GPU process: the server keeps its state and sorts (${ms:-?} ms; last exit: $last; server $(row server_pid); log: $(grep PANIC "$log" | head -1))"
+else
+	skip "exit() in the GPU process: needs gdb"
+fi
+
+# a GPU process that stops taking jobs (SIGSTOP, as one wedged outside a job): a job
+# handed to it counts as busy from its admission, so the job timeout ends the process
+gpu=$(row gpu_pid)
+kill -STOP "$gpu"
+out=$(PGOPTIONS="-c gpusort.device=auto -c statement_timeout=20s" q -c "$sort_sql" 2>"$work/stop.err")
+ms=$(wait_new_gpu "$gpu")
+last=$(row last_exit)
+kill -CONT "$gpu" 2>/dev/null
+[ "$out" = t ] && [[ "$last" == *server_job_timeout* ]]
+ok $? "a stopped GPU process: auto's answer is right, the job timeout ended it (${ms:-?} ms; ${out:-$(tr "\n" " " <"$work/stop.err")}; last exit: $last)"
 
 # 5. a GPU process that dies as soon as it starts, four times: the server backs off.
 # One session watches gpusort_server() every 5 ms while the shell kills each new GPU
@@ -276,8 +335,9 @@ ok $back "SIGKILL of a backend mid-transfer: PostgreSQL restarts, and a new GPU 
 old_state=$(ps -o stat= -p "$gpu" 2>/dev/null | tr -d ' ')
 [ -z "$old_state" ] || [ "${old_state#Z}" != "$old_state" ]
 ok $? "the old GPU process ($gpu) is gone (${old_state:-no such process})"
-[ "$(pgrep -c -f "gpusort GPU process" -P "$(row server_pid)")" = 1 ] && [ "$(pgrep -f "gpusort GPU process" | while read -r p; do ps -o stat= -p "$p"; done | grep -vc Z)" = 1 ]
-ok $? "exactly one GPU process runs ($(row gpu_pid)): $(pgrep -af "gpusort GPU process" | tr '\n' ';')"
+# (other clusters on this host have GPU processes of their own: only this server's count)
+[ "$(pgrep -f "gpusort GPU process" -P "$(row server_pid)" | while read -r p; do ps -o stat= -p "$p"; done | grep -vc Z)" = 1 ]
+ok $? "exactly one GPU process runs ($(row gpu_pid)): $(pgrep -af "gpusort GPU process" -P "$(row server_pid)" | tr '\n' ';')"
 [ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$sort_sql")" = t ]
 ok $? "a GPU sort after the restart is right"
 
