@@ -380,7 +380,8 @@ report_activity(const char *what)
 
 	snprintf(text, sizeof(text), "GPU process %d: %s; %llu restarts", (int) gpu.pid, what,
 			 (unsigned long long) srv->gpu_restarts);
-	pgstat_report_activity(STATE_RUNNING, text);
+	/* idle, not active: monitoring that cancels long "active" queries leaves it alone */
+	pgstat_report_activity(STATE_IDLE, text);
 }
 
 /* The GPU process says its devices are ready, or that there are none. */
@@ -432,7 +433,11 @@ gpu_process_started(bool ready)
 	}
 }
 
-/* Starts a GPU process; a failed fork is a death like any other. */
+/*
+ * Starts a GPU process.  A fork or pipe that fails (no memory, the process
+ * limit) ends the server with the error; the postmaster starts it again a
+ * second later, and queued jobs wait for it.
+ */
 static void
 start_gpu_process(void)
 {

@@ -139,8 +139,8 @@ ok $? "its ps title: $(ps -o args= -p "$gpu")"
 [ "$(q -c "SELECT backend_type FROM pg_stat_activity WHERE pid = $server")" = "gpusort GPU server" ]
 ok $? "the GPU server has a pg_stat_activity row ($(q -c "SELECT backend_type || ': ' || coalesce(query, '') FROM pg_stat_activity WHERE pid = $server"))"
 
-# pg_stat_activity shows the server as active: a cancel (as a script that cancels
-# long-running queries sends) means nothing to it and does not end it
+# the server has a pg_stat_activity row: a cancel (as a script that cancels
+# long-running queries might send) means nothing to it and does not end it
 q -c "SELECT pg_cancel_backend($server)" >/dev/null
 sleep 0.5
 [ "$(row server_pid)" = "$server" ] && [ "$(row gpu_pid)" = "$gpu" ]
