@@ -202,6 +202,7 @@ cc_start() {
 	CC_DIR=$(mktemp -d /tmp/gpusort-citus.XXXXXX)
 	[ "$(id -u)" -ne 0 ] || chown "$GS_OWNER" "$CC_DIR"
 	trap cc_stop EXIT
+	trap 'exit 130' INT TERM
 	gs_log "starting a coordinator on port $port and workers on $((port + 1)) and $((port + 2)) in $CC_DIR"
 	for n in c w1 w2; do
 		cc_start_node "$n" $((port + i))
