@@ -151,6 +151,30 @@ size_t		gs_cpu_topk_keep_before(gs_type type, void *keys, size_t n, const void *
 									bool descending);
 
 /* ------------------------------------------------------------------------
+ * Sorted runs on the CPU (kernels/cpu_merge.c), ascending in the order above.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Merges the ascending runs a[0..na) and b[0..nb) into out (na + nb
+ * elements, overlapping neither run); stable: of equal keys, a's come first.
+ */
+gs_status	gs_cpu_merge(gs_type type, const void *a, size_t na, const void *b, size_t nb,
+						 void *out, gs_error *err);
+
+/* Whether keys[0..n) are in ascending order (false for a bad type). */
+bool		gs_cpu_is_sorted(gs_type type, const void *keys, size_t n);
+
+/*
+ * The position in values of an element of rank `rank` (0-based) in the
+ * ascending order of nruns ascending runs, run r being values[starts[r] ..
+ * starts[r + 1]), without merging them; SIZE_MAX when rank is not below
+ * starts[nruns] - starts[0] or the type is bad.  Equal keys are one value,
+ * so any of them answers.
+ */
+size_t		gs_cpu_runs_select(gs_type type, const void *values, const size_t *starts,
+							   size_t nruns, size_t rank);
+
+/* ------------------------------------------------------------------------
  * Runtime and devices (kernels/device.cu; kernels/no_cuda.c in a CPU-only
  * build, where every call reports GS_ERR_NO_CUDA).
  * ------------------------------------------------------------------------ */
