@@ -133,6 +133,12 @@ CREATE EXTENSION gpusort VERSION '1.1';
 CREATE VIEW upgrade_last_run AS SELECT elements, device FROM gpusort_last_run();
 CREATE VIEW upgrade_info AS SELECT built_with_cuda, mode FROM gpusort_info();
 REVOKE EXECUTE ON FUNCTION gpusort_last_run() FROM PUBLIC;
+-- views over the aggregates whose transition type the update changes
+CREATE TABLE upgrade_data AS SELECT (i * 7919) % 101 AS x FROM generate_series(1, 1000) i;
+CREATE VIEW upgrade_aggs AS
+SELECT gpu_sort_agg(x) AS sorted, gpu_median(x) AS median, gpu_topk_agg(x, 3, true) AS top3,
+	   gpu_percentile_disc_agg(x, 0.25) AS disc, gpu_mode_agg(x) AS mode
+FROM upgrade_data;
 CREATE TEMP TABLE members_1_1 AS
 SELECT classid, objid FROM pg_depend
 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
@@ -147,6 +153,20 @@ SELECT (SELECT count(*) FROM upgrade_last_run) >= 0 AS view_last_run,
 						  WHERE d.classid = m.classid AND d.objid = m.objid AND d.deptype = 'e'
 							AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'gpusort')))
 		   AS members_lost;
-DROP VIEW upgrade_last_run, upgrade_info;
+SELECT sorted = (SELECT array_agg(x ORDER BY x) FROM upgrade_data) AS view_sort_agg,
+	   median = (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM upgrade_data) AS view_median,
+	   top3 = (SELECT (array_agg(x ORDER BY x DESC))[1:3] FROM upgrade_data) AS view_topk,
+	   disc = (SELECT percentile_disc(0.25) WITHIN GROUP (ORDER BY x) FROM upgrade_data) AS view_disc,
+	   mode = (SELECT mode() WITHIN GROUP (ORDER BY x) FROM upgrade_data) AS view_mode
+FROM upgrade_aggs;
+-- the plain aggregates' transition type is gpusort_state after the update
+SELECT p.proname, count(*) AS aggregates, string_agg(DISTINCT a.aggtranstype::regtype::text, ',') AS transition_types
+FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
+WHERE p.proname IN ('gpu_sort_agg', 'gpu_median', 'gpu_percentile_cont_agg', 'gpu_percentile_disc_agg',
+					'gpu_mode_agg', 'gpu_topk_agg')
+  AND p.proargtypes[0] = ANY ('{int2,int4,int8,float4,float8,date,timestamp,timestamptz}'::regtype[])
+GROUP BY p.proname ORDER BY p.proname;
+DROP VIEW upgrade_last_run, upgrade_info, upgrade_aggs;
+DROP TABLE upgrade_data;
 DROP EXTENSION gpusort;
 CREATE EXTENSION gpusort;

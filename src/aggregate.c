@@ -5,9 +5,17 @@
  *
  * The state gathers the non-NULL values unsorted in one growable buffer (huge
  * allocations, so it may pass 1 GB while it accumulates) and counts the NULLs;
- * the final function sorts once into the result array.  Partial states of a
- * parallel plan are combined by appending and travel between processes as
- * bytea, in the machine's own byte order: they never leave it.
+ * the final function sorts once into the result array.
+ *
+ * A partial state leaves its process sorted (gpusort_agg_prepare_to_leave,
+ * when a parallel worker's or a Citus worker's state is flattened), so the
+ * combine function appends it as one more sorted run instead of unsorted
+ * values.  The final function then merges the runs (gs_cpu_merge, or one
+ * sort of them all where that would run on the GPU), and the percentiles
+ * read their few ranks across the runs without merging them
+ * (gs_cpu_runs_select).  The internal-state forms of 1.1 (serialize and
+ * deserialize to bytea, in the machine's byte order) are kept for their SQL
+ * declarations.
  *
  * The ordered-set aggregates (percentile.c) share the state: they keep a
  * constant argument in it (the fraction) and read the values sorted once
@@ -36,8 +44,8 @@
 #include "gpusort_pg.h"
 #include "aggregate.h"
 
-PG_FUNCTION_INFO_V1(gpu_sort_agg_transfn);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_combine);
+PG_FUNCTION_INFO_V1(gpu_sort_agg_combine_state);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_serialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_deserialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
@@ -59,11 +67,14 @@ typedef struct SortAggSerialHeader
 								 * (int32); 0: not limited */
 } SortAggSerialHeader;
 
-static SortAggState *
-new_state(MemoryContext aggcontext, Oid elemtype, bool descending)
+SortAggState *
+gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
 {
-	SortAggState *state = MemoryContextAllocZero(aggcontext, sizeof(SortAggState));
+	MemoryContext context = AllocSetContextCreate(parent, "gpusort aggregate state",
+												  ALLOCSET_SMALL_SIZES);
+	SortAggState *state = MemoryContextAllocZero(context, sizeof(SortAggState));
 
+	EOH_init_header(&state->hdr, &gpusort_agg_methods, context);
 	state->elemtype = elemtype;
 	state->type = gpusort_type_from_oid(elemtype);
 	state->typlen = (int16) gs_type_size(state->type);
@@ -219,6 +230,7 @@ append_values(SortAggState *state, const char *values, int64 n)
 						   (Size) take * state->typlen);
 		state->nvalues += take;
 		state->sorted = state->nvalues <= 1;
+		state->nruns = 0;
 		values += take * state->typlen;
 		n -= take;
 		CHECK_FOR_INTERRUPTS();
@@ -264,10 +276,17 @@ SortAggState *
 gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending)
 {
 	MemoryContext aggcontext = agg_context(fcinfo, funcname);
-	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	SortAggState *state = gpusort_agg_arg_in_memory(fcinfo);
 
+	if (state == NULL && !PG_ARGISNULL(0))
+	{
+		/* a flat gpusort_state: the aggregate's own copy */
+		SortAggView view = gpusort_agg_view_arg(fcinfo, 0);
+
+		state = gpusort_agg_state_from_view(aggcontext, &view);
+	}
 	if (state == NULL)
-		state = new_state(aggcontext, get_fn_expr_argtype(fcinfo->flinfo, 1), descending);
+		state = gpusort_agg_new_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1), descending);
 	else
 		check_same_direction(state, descending, funcname);
 	return state;
@@ -293,6 +312,7 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 		memcpy(slot, DatumGetPointer(value), state->typlen);
 	state->nvalues++;
 	state->sorted = state->nvalues <= 1;
+	state->nruns = 0;
 	if (state->nvalues >= state->prune_at)
 		prune(state, false);
 }
@@ -313,31 +333,121 @@ gpusort_agg_param(SortAggState *state, const void *param, int32 len,
 				 errmsg("%s must be the same for every row of %s", what, funcname)));
 }
 
+/*
+ * Merges neighbouring runs of the state until it has at most target, each
+ * pass into a second buffer of the state's size (the merge cannot run in
+ * place), which becomes the values.
+ */
+static void
+merge_runs(SortAggState *state, int32 target)
+{
+	Size		bytes = Max((Size) state->nvalues * state->typlen, 1);
+
+	while (state->nruns > target)
+	{
+		MemoryContext oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
+		char	   *merged = gpusort_alloc_large(bytes);
+		int32		nruns = 0;
+
+		MemoryContextSwitchTo(oldcontext);
+		for (int32 r = 0; r < state->nruns; r += 2)
+		{
+			int64		start = state->run_starts[r];
+			int64		middle = state->run_starts[Min(r + 1, state->nruns)];
+			int64		end = state->run_starts[Min(r + 2, state->nruns)];
+			gs_error	err;
+
+			if (gs_cpu_merge(state->type, state->values + start * state->typlen, middle - start,
+							 state->values + middle * state->typlen, end - middle,
+							 merged + start * state->typlen, &err) != GS_OK)
+				elog(ERROR, "gpusort: the CPU merge failed: %s", err.message);
+			state->run_starts[nruns++] = start;
+			CHECK_FOR_INTERRUPTS();
+		}
+		state->run_starts[nruns] = state->nvalues;
+		pfree(state->values);
+		state->values = merged;
+		state->capacity = state->nvalues;
+		state->nruns = nruns;
+	}
+	if (state->nruns <= 1)
+	{
+		state->nruns = 0;
+		state->sorted = true;
+	}
+}
+
+/*
+ * Sorts the state's values once through gpusort_run, into a new buffer so
+ * that a failed sort leaves the state as it was.
+ */
+static void
+sort_values(SortAggState *state)
+{
+	GpusortJob	job;
+	MemoryContext oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
+	char	   *sorted = gpusort_alloc_large(Max((Size) state->nvalues * state->typlen, 1));
+
+	MemoryContextSwitchTo(oldcontext);
+
+	memset(&job, 0, sizeof(job));
+	job.type = state->type;
+	job.n = (size_t) state->nvalues;
+	job.source = state->values;
+	job.dest = sorted;
+	gpusort_run(&job);
+
+	pfree(state->values);
+	state->values = sorted;
+	state->capacity = state->nvalues;
+	state->sorted = true;
+	state->nruns = 0;
+}
+
 const char *
 gpusort_agg_sorted(SortAggState *state)
 {
 	if (!state->sorted)
 	{
-		GpusortJob	job;
-		MemoryContext oldcontext = MemoryContextSwitchTo(GetMemoryChunkContext(state));
-		char	   *sorted = gpusort_alloc_large(Max((Size) state->nvalues * state->typlen, 1));
-
-		MemoryContextSwitchTo(oldcontext);
-
-		memset(&job, 0, sizeof(job));
-		job.type = state->type;
-		job.n = (size_t) state->nvalues;
-		job.source = state->values;
-		job.dest = sorted;
-		gpusort_run(&job);
-
-		pfree(state->values);
-		state->values = sorted;
-		state->capacity = state->nvalues;
-		state->sorted = true;
+		/*
+		 * Runs merge on the CPU in ceil(log2 runs) passes; where the values
+		 * would be sorted on a GPU, one sort of them all costs less than
+		 * those passes.
+		 */
+		if (state->nruns >= 2 && !gpusort_gpu_likely((size_t) state->nvalues))
+			merge_runs(state, 1);
+		else
+			sort_values(state);
 		state->kept = 0;		/* a descending state's best are no longer first */
 	}
 	return state->values;
+}
+
+const char *
+gpusort_agg_at_rank(SortAggState *state, int64 rank)
+{
+	Assert(rank >= 0 && rank < state->nvalues);
+	if (!state->sorted && state->nruns >= 2)
+	{
+		size_t		at;
+
+		StaticAssertStmt(sizeof(int64) == sizeof(size_t), "run starts are read as size_t");
+		at = gs_cpu_runs_select(state->type, state->values, (const size_t *) state->run_starts,
+								(size_t) state->nruns, (size_t) rank);
+		if (at == SIZE_MAX)
+			elog(ERROR, "gpusort: rank %lld is not in the state's runs", (long long) rank);
+		return state->values + at * state->typlen;
+	}
+	return gpusort_agg_sorted(state) + rank * state->typlen;
+}
+
+void
+gpusort_agg_prepare_to_leave(SortAggState *state)
+{
+	if (state->limit >= 0)
+		prune(state, true);
+	else if (!state->sorted)
+		(void) gpusort_agg_sorted(state);
 }
 
 Datum
@@ -356,7 +466,7 @@ gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state)
 	/* looked up once per query rather than per group */
 	if (expected == NULL)
 	{
-		Oid			rettype = get_fn_expr_rettype(fcinfo->flinfo);
+		Oid			rettype = gpusort_fn_rettype(fcinfo->flinfo);
 		Oid			elemtype = get_element_type(rettype);
 
 		expected = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(Oid));
@@ -372,10 +482,11 @@ gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state)
 }
 
 /*
- * gpu_sort_agg_transfn(internal, T [, descending bool]) -> internal
+ * gpu_sort_agg_transfn(internal | gpusort_state, T [, descending bool]) ->
+ * the state
  */
-Datum
-gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
+static SortAggState *
+gpu_sort_agg_transfn_step(FunctionCallInfo fcinfo)
 {
 	SortAggState *state;
 	bool		descending = false;
@@ -385,16 +496,16 @@ gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
 	 * for it.  This path makes no call, since at 10^7 rows each nanosecond
 	 * per row is 10 ms of the statement.
 	 */
-	if (PG_NARGS() == 2 && !PG_ARGISNULL(0) && !PG_ARGISNULL(1))
+	if (PG_NARGS() == 2 && !PG_ARGISNULL(1) && (state = gpusort_agg_arg_in_memory(fcinfo)) != NULL)
 	{
-		state = (SortAggState *) PG_GETARG_POINTER(0);
 		if (state->typbyval && !state->descending && state->nvalues < state->capacity)
 		{
 			store_att_byval(state->values + state->nvalues * state->typlen, PG_GETARG_DATUM(1),
 							state->typlen);
 			state->nvalues++;
 			state->sorted = false;	/* two values at least */
-			PG_RETURN_POINTER(state);
+			state->nruns = 0;
+			return state;
 		}
 	}
 
@@ -409,15 +520,17 @@ gpu_sort_agg_transfn(PG_FUNCTION_ARGS)
 
 	state = gpusort_agg_state(fcinfo, "gpu_sort_agg", descending);
 	gpusort_agg_add(state, fcinfo, 1);
-	PG_RETURN_POINTER(state);
+	return state;
 }
+
+GPUSORT_AGG_TRANSITION(gpu_sort_agg_transfn)
 
 /*
  * Errors unless state2 can be appended to state1: values of the same type,
  * and a row count (values and NULLs) that does not overflow.
  */
 static void
-check_combinable(const SortAggState *state1, const SortAggState *state2)
+check_combinable(const SortAggState *state1, const SortAggView *state2)
 {
 	int64		nvalues;
 	int64		nnulls;
@@ -436,43 +549,131 @@ check_combinable(const SortAggState *state1, const SortAggState *state2)
 				 errmsg("gpu_sort_agg cannot count more than %lld rows", (long long) PG_INT64_MAX)));
 }
 
+/* How many sorted runs the state's values are: 0 when they are not runs. */
+static int32
+runs_of(const SortAggState *state)
+{
+	if (state->nvalues == 0)
+		return 0;
+	if (state->sorted || state->nvalues == 1)
+		return 1;
+	return state->nruns;
+}
+
 /*
- * gpu_sort_agg_combine(internal, internal) -> internal: appends the second
- * state to the first (order does not matter before the sort, except that ties
- * may come out in either partial state's order, which no one can tell apart);
- * a limited result is cut to its best limit values.
+ * After the sorted runs of view were appended at start to a state that held
+ * old_nruns runs before, records the runs of both; more than
+ * GPUSORT_AGG_MAX_RUNS are merged down to half as many.
  */
+static void
+add_runs(SortAggState *state, int32 old_nruns, int64 start, const SortAggView *view)
+{
+	int32		n = old_nruns;
+
+	if (state->run_starts == NULL)
+		state->run_starts = MemoryContextAlloc(state->hdr.eoh_context,
+											   (2 * GPUSORT_AGG_MAX_RUNS + 1) * sizeof(int64));
+	if (old_nruns == 1)
+		state->run_starts[0] = 0;
+	if (view->nvalues > 0 && !view->sorted && view->nruns >= 2)
+	{
+		for (int32 r = 0; r < view->nruns; r++)
+			state->run_starts[n++] = start + view->run_starts[r];
+	}
+	else if (view->nvalues > 0)
+		state->run_starts[n++] = start;
+	state->run_starts[n] = state->nvalues;
+
+	state->sorted = n <= 1;
+	state->nruns = n <= 1 ? 0 : n;
+	if (state->nruns > GPUSORT_AGG_MAX_RUNS)
+		merge_runs(state, GPUSORT_AGG_MAX_RUNS / 2);
+}
+
+void
+gpusort_agg_append_view(SortAggState *state, const SortAggView *view)
+{
+	int32		old_nruns = runs_of(state);
+	bool		keep_runs = state->limit < 0 && !view->limited &&
+		(state->nvalues == 0 || old_nruns > 0) &&
+		(view->nvalues <= 1 || view->sorted || view->nruns >= 2);
+	int64		start = state->nvalues;
+
+	check_same_direction(state, view->descending, "the aggregate");
+	check_combinable(state, view);
+	if (view->param != NULL)
+		gpusort_agg_param(state, view->param, view->param_len,
+						  "the aggregate", "the constant argument");
+	if (view->limited)
+	{
+		int32		limit;
+
+		memcpy(&limit, view->param, sizeof(limit));
+		gpusort_agg_set_limit(state, limit);
+	}
+
+	append_values(state, view->values, view->nvalues);
+	state->nnulls += view->nnulls;
+	if (keep_runs)
+		add_runs(state, old_nruns, start, view);
+	if (state->limit >= 0)
+		prune(state, true);
+}
+
+/*
+ * gpu_sort_agg_combine(S, S) -> S for S internal or gpusort_state: appends
+ * the second state to the first (gpusort_agg_append_view); NULL when both
+ * are NULL.
+ */
+static SortAggState *
+gpu_sort_agg_combine_step(FunctionCallInfo fcinfo)
+{
+	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_combine");
+	SortAggState *state1 = gpusort_agg_arg_in_memory(fcinfo);
+	SortAggView view2;
+
+	if (PG_ARGISNULL(1))
+	{
+		if (state1 == NULL && !PG_ARGISNULL(0))
+		{
+			view2 = gpusort_agg_view_arg(fcinfo, 0);
+			state1 = gpusort_agg_state_from_view(aggcontext, &view2);
+		}
+		return state1;
+	}
+	view2 = gpusort_agg_view_arg(fcinfo, 1);
+
+	/* the second state may live in another context: copy it into ours */
+	if (state1 == NULL && !PG_ARGISNULL(0))
+	{
+		SortAggView view1 = gpusort_agg_view_arg(fcinfo, 0);
+
+		state1 = gpusort_agg_state_from_view(aggcontext, &view1);
+	}
+	if (state1 == NULL)
+		state1 = gpusort_agg_new_state(aggcontext, view2.elemtype, view2.descending);
+	gpusort_agg_append_view(state1, &view2);
+	return state1;
+}
+
 Datum
 gpu_sort_agg_combine(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = agg_context(fcinfo, "gpu_sort_agg_combine");
-	SortAggState *state1 = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
-	SortAggState *state2 = PG_ARGISNULL(1) ? NULL : (SortAggState *) PG_GETARG_POINTER(1);
+	SortAggState *state = gpu_sort_agg_combine_step(fcinfo);
 
-	if (state2 == NULL)
-	{
-		if (state1 == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state1);
-	}
+	if (state == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_POINTER(state);
+}
 
-	/* state2 may live in another context: copy it into ours */
-	if (state1 == NULL)
-		state1 = new_state(aggcontext, state2->elemtype, state2->descending);
-	else
-		check_same_direction(state1, state2->descending, "the aggregate");
-	check_combinable(state1, state2);
-	if (state2->param != NULL)
-		gpusort_agg_param(state1, state2->param, state2->param_len,
-						  "the aggregate", "the constant argument");
-	if (state2->limit >= 0)
-		gpusort_agg_set_limit(state1, (int32) state2->limit);
+Datum
+gpu_sort_agg_combine_state(PG_FUNCTION_ARGS)
+{
+	SortAggState *state = gpu_sort_agg_combine_step(fcinfo);
 
-	append_values(state1, state2->values, state2->nvalues);
-	state1->nnulls += state2->nnulls;
-	if (state1->limit >= 0)
-		prune(state1, true);
-	PG_RETURN_POINTER(state1);
+	if (state == NULL)
+		PG_RETURN_NULL();
+	return gpusort_agg_datum_of(state);
 }
 
 /*
@@ -608,7 +809,7 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	serial = PG_GETARG_BYTEA_PP(0);
 	data = VARDATA_ANY(serial);
 	header = read_header(data, VARSIZE_ANY_EXHDR(serial));
-	state = new_state(CurrentMemoryContext, header.elemtype, header.descending != 0);
+	state = gpusort_agg_new_state(CurrentMemoryContext, header.elemtype, header.descending != 0);
 	param_len = Max(header.param_len, 0);
 
 	if (header.param_len >= 0)
@@ -627,10 +828,35 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 }
 
 /*
- * gpu_sort_agg_final(internal) -> T[], declared once per element type.
+ * Copies the state's n sorted values into dest, in reverse when descending:
+ * the descending order is the exact reverse of the ascending one.
+ */
+static void
+copy_sorted(const SortAggState *state, char *dest)
+{
+	const char *src = state->values;
+	int16		typlen = state->typlen;
+
+	if (!state->descending)
+	{
+		gpusort_copy_large(dest, src, (Size) state->nvalues * typlen);
+		return;
+	}
+	for (int64 i = 0; i < state->nvalues; i++)
+	{
+		memcpy(dest + i * typlen, src + (state->nvalues - 1 - i) * typlen, typlen);
+		if ((i & (GPUSORT_POLL_ITEMS - 1)) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * gpu_sort_agg_final(internal | gpusort_state) -> T[], declared once per
+ * element type.
  *
- * Sorts from the state into the result's data area, so the state is left as
- * it was (the final function may run more than once on it).
+ * Unsorted values are sorted from the state into the result's data area, so
+ * the state is left as it was (the final function may run more than once on
+ * it); sorted runs are merged in the state first, sorted values copied.
  */
 Datum
 gpu_sort_agg_final(PG_FUNCTION_ARGS)
@@ -640,14 +866,22 @@ gpu_sort_agg_final(PG_FUNCTION_ARGS)
 	GpusortJob	job;
 
 	(void) agg_context(fcinfo, "gpu_sort_agg_final");
-	if (PG_ARGISNULL(0))
+	state = gpusort_agg_arg(fcinfo, 0);
+	if (state == NULL)
 		PG_RETURN_NULL();		/* no rows, as array_agg */
-	state = (SortAggState *) PG_GETARG_POINTER(0);
 	gpusort_agg_check_type(fcinfo, state);
 
 	/* array_agg's NULL placement: last ascending, first descending */
 	result = gpusort_new_array(state->elemtype, state->typlen, state->nvalues,
 							   state->nnulls, state->descending, "gpu_sort_agg");
+
+	if (state->nruns >= 2)
+		(void) gpusort_agg_sorted(state);
+	if (state->sorted || state->nvalues <= 1)
+	{
+		copy_sorted(state, ARR_DATA_PTR(result));
+		PG_RETURN_ARRAYTYPE_P(result);
+	}
 
 	memset(&job, 0, sizeof(job));
 	job.type = state->type;

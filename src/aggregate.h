@@ -6,6 +6,12 @@
  * (gpu_topk_agg's) keeps only the best values that can still be among its
  * first k.  The combine, serialize and deserialize functions of aggregate.c
  * handle all of it.
+ *
+ * The state is an expanded object (utils/expandeddatum.h) in a memory
+ * context of its own: the plain aggregates' transition type gpusort_state
+ * (agg_state.c) is a datum that points to it, and its flat form is what
+ * leaves the process (a parallel worker's or a Citus worker's partial
+ * state).  The WITHIN GROUP aggregates pass the same state as internal.
  */
 #ifndef GPUSORT_AGGREGATE_H
 #define GPUSORT_AGGREGATE_H
@@ -13,17 +19,29 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/expandeddatum.h"
 
 #include "gpusort.h"
 
+/*
+ * A state holds at most this many sorted runs from its partial states; one
+ * more halves them by merging neighbours.
+ */
+#define GPUSORT_AGG_MAX_RUNS 64
+
 typedef struct SortAggState
 {
+	ExpandedObjectHeader hdr;	/* first: a gpusort_state datum points here */
 	Oid			elemtype;
 	gs_type		type;
 	int16		typlen;
 	bool		typbyval;
 	bool		descending;
 	bool		sorted;			/* values are in ascending order */
+	int32		nruns;			/* >= 2: values are nruns ascending runs, run r
+								 * at [run_starts[r], run_starts[r + 1]), the
+								 * last ending at nvalues; 0: no runs */
+	int64	   *run_starts;		/* room for 2 GPUSORT_AGG_MAX_RUNS + 1, or NULL */
 	int64		nvalues;		/* non-NULL values in values */
 	int64		nnulls;			/* nvalues + nnulls never overflows */
 	int64		capacity;		/* values has room for this many */
@@ -37,6 +55,119 @@ typedef struct SortAggState
 								 * limit) of the values pruned so far, in the
 								 * state's order; 0 before the first prune */
 } SortAggState;
+
+/*
+ * A partial state as read, without copying its values: from a flat
+ * gpusort_state (agg_state.c) or from a state in memory.
+ */
+typedef struct SortAggView
+{
+	Oid			elemtype;
+	bool		descending;
+	bool		sorted;			/* values in ascending order */
+	bool		limited;		/* param is the limit k (int32) */
+	int64		nvalues;
+	int64		nnulls;
+	const char *param;			/* NULL: none */
+	int32		param_len;
+	const char *values;
+	int32		nruns;			/* as in SortAggState */
+	const int64 *run_starts;
+} SortAggView;
+
+/* The methods of the state's expanded object (agg_state.c). */
+extern const ExpandedObjectMethods gpusort_agg_methods;
+
+/* A new empty state in a context of its own under parent. */
+extern SortAggState *gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending);
+
+/* A state under parent that holds what view holds (a copy). */
+extern SortAggState *gpusort_agg_state_from_view(MemoryContext parent, const SortAggView *view);
+
+/*
+ * Appends the partial state view to state (order does not matter before the
+ * sort, except that ties may come out in either partial state's order, which
+ * no one can tell apart): its values, NULLs and constant argument, checked
+ * against the state's.  Sorted runs stay runs when both are runs.  A limited
+ * result is cut to its best limit values.
+ */
+extern void gpusort_agg_append_view(SortAggState *state, const SortAggView *view);
+
+/* The view of a state in memory. */
+extern SortAggView gpusort_agg_view(const SortAggState *state);
+
+/*
+ * Readies a state to leave its process: a limited one keeps its best limit
+ * values, any other is sorted (its runs merged).
+ */
+extern void gpusort_agg_prepare_to_leave(SortAggState *state);
+
+/*
+ * The state that argument argno carries, NULL for a NULL: an internal
+ * state, an expanded gpusort_state, or a flat one (copied into
+ * CurrentMemoryContext).
+ */
+extern SortAggState *gpusort_agg_arg(FunctionCallInfo fcinfo, int argno);
+
+/*
+ * The view of argument argno (not NULL) without copying a flat
+ * gpusort_state's values.
+ */
+extern SortAggView gpusort_agg_view_arg(FunctionCallInfo fcinfo, int argno);
+
+/* The gpusort_state datum of a state (read-write: the aggregate may change it). */
+static inline Datum
+gpusort_agg_datum_of(SortAggState *state)
+{
+	return EOHPGetRWDatum(&state->hdr);
+}
+
+/*
+ * The state of argument 0 of a transition function when it is in memory
+ * already (an internal state, or an expanded gpusort_state), else NULL: the
+ * transition functions' fast path.
+ */
+static inline SortAggState *
+gpusort_agg_arg_in_memory(FunctionCallInfo fcinfo)
+{
+	Pointer		p;
+
+	if (PG_ARGISNULL(0))
+		return NULL;
+	p = DatumGetPointer(PG_GETARG_DATUM(0));
+	if (*(const int32 *) p == EOH_HEADER_MAGIC)
+		return (SortAggState *) p;
+	if (VARATT_IS_EXTERNAL_EXPANDED_RW(p))
+		return (SortAggState *) DatumGetEOHP(PointerGetDatum(p));
+	return NULL;
+}
+
+/*
+ * Declares a transition function twice from one body, name##_step(fcinfo)
+ * returning the state: name returns it as internal, name##_state as a
+ * gpusort_state.
+ */
+#define GPUSORT_AGG_TRANSITION(name) \
+PG_FUNCTION_INFO_V1(name); \
+PG_FUNCTION_INFO_V1(name##_state); \
+Datum \
+name(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_POINTER(name##_step(fcinfo)); \
+} \
+Datum \
+name##_state(PG_FUNCTION_ARGS) \
+{ \
+	return gpusort_agg_datum_of(name##_step(fcinfo)); \
+}
+
+/*
+ * The declared type of argument argno, or the result, of a function: from
+ * its call expression where there is one, else from its pg_proc entry (a
+ * call through Citus's aggregate wrappers has none).
+ */
+extern Oid	gpusort_fn_argtype(FmgrInfo *flinfo, int argno);
+extern Oid	gpusort_fn_rettype(FmgrInfo *flinfo);
 
 /*
  * The state of a transition function (argument 0), created on the first row
@@ -65,11 +196,19 @@ extern void gpusort_agg_param(SortAggState *state, const void *param, int32 len,
 extern void gpusort_agg_set_limit(SortAggState *state, int32 limit);
 
 /*
- * The values in ascending order: sorts them once through gpusort_run (into a
- * new buffer, so a failed sort leaves the state as it was) and keeps them
- * sorted until a value is added.
+ * The values in ascending order: merges the state's sorted runs (on the CPU,
+ * or by a sort of them all where that would run on the GPU) or sorts them
+ * once through gpusort_run (into a new buffer, so a failed sort leaves the
+ * state as it was), and keeps them sorted until a value is added.
  */
 extern const char *gpusort_agg_sorted(SortAggState *state);
+
+/*
+ * The value of rank rank (0-based) in ascending order, for a few ranks of
+ * many values: read from the sorted runs of a state that has them (a
+ * selection, not a merge), else from the sorted values.
+ */
+extern const char *gpusort_agg_at_rank(SortAggState *state, int64 rank);
 
 /* The value at p, of the state's element type, as a Datum. */
 extern Datum gpusort_agg_datum(const SortAggState *state, const char *p);

@@ -550,6 +550,19 @@ run_cpu(const GpusortJob *job, int first_attempt)
 	record_run(job, -1, GS_ALGO_RADIX, copy_ms, sort_ms, 0, elapsed_ms(total_start));
 }
 
+bool
+gpusort_gpu_likely(size_t n)
+{
+	const char *reason;
+
+	if (gpusort_device == GPUSORT_DEVICE_CPU ||
+		(gpusort_device == GPUSORT_DEVICE_AUTO && n < (size_t) gpusort_gpu_min_elements))
+		return false;
+	if (gpusort_server_mode)
+		return gpusort_server_usable(&reason);
+	return gpusort_runtime()->status == GS_OK && gpusort_runtime()->device_count > 0;
+}
+
 void
 gpusort_run(const GpusortJob *job_in)
 {

@@ -72,6 +72,12 @@ typedef struct GpusortJob
 extern void gpusort_run(const GpusortJob *job);
 
 /*
+ * Whether gpusort_run would sort n elements on a GPU now, as far as the
+ * settings and the GPU's (or the GPU server's) state tell without trying.
+ */
+extern bool gpusort_gpu_likely(size_t n);
+
+/*
  * The interrupt callback for the kernels' CPU functions (gs_interrupt_fn):
  * true when a pending interrupt would end the statement; the caller then
  * runs CHECK_FOR_INTERRUPTS.

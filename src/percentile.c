@@ -39,7 +39,6 @@
 #include "gpusort_pg.h"
 #include "aggregate.h"
 
-PG_FUNCTION_INFO_V1(gpu_percentile_transfn);
 PG_FUNCTION_INFO_V1(gpu_percentile_cont_final);
 PG_FUNCTION_INFO_V1(gpu_percentile_disc_final);
 PG_FUNCTION_INFO_V1(gpu_median_final);
@@ -73,17 +72,18 @@ typedef struct Fraction
  */
 typedef struct SortedValues
 {
-	const SortAggState *state;
-	const char *values;
+	SortAggState *state;
+	const char *values;			/* NULL: read each row from the state's runs */
 	bool		descending;
 } SortedValues;
 
 /*
- * gpu_percentile_transfn(internal, T, fraction float8 | float8[]) -> internal:
- * the plain forms' transition: gathers the value, keeps the fraction.
+ * gpu_percentile_transfn(S, T, fraction float8 | float8[]) -> S for S
+ * internal or gpusort_state: the plain forms' transition: gathers the value,
+ * keeps the fraction.
  */
-Datum
-gpu_percentile_transfn(PG_FUNCTION_ARGS)
+static SortAggState *
+gpu_percentile_transfn_step(FunctionCallInfo fcinfo)
 {
 	SortAggState *state = gpusort_agg_state(fcinfo, "gpu_percentile_transfn", false);
 	bool		is_array;
@@ -93,7 +93,7 @@ gpu_percentile_transfn(PG_FUNCTION_ARGS)
 	{
 		bool	   *cached = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(bool));
 
-		*cached = get_fn_expr_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
+		*cached = gpusort_fn_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
 		fcinfo->flinfo->fn_extra = cached;
 	}
 	is_array = *(bool *) fcinfo->flinfo->fn_extra;
@@ -132,8 +132,10 @@ gpu_percentile_transfn(PG_FUNCTION_ARGS)
 			pfree(param);
 		}
 	}
-	PG_RETURN_POINTER(state);
+	return state;
 }
+
+GPUSORT_AGG_TRANSITION(gpu_percentile_transfn)
 
 /* True when the final function belongs to a WITHIN GROUP aggregate. */
 static bool
@@ -193,14 +195,18 @@ call_descending(FunctionCallInfo fcinfo, const char *funcname, const char *pgnam
 	return is_ordered_set(fcinfo) && within_group_descending(fcinfo, funcname, pgname);
 }
 
-/* The state's values sorted, in the call's order. */
+/*
+ * The state's values sorted, in the call's order.  A final function that
+ * reads a few rows (every_row false) reads them from sorted runs as they
+ * are, without merging them.
+ */
 static SortedValues
-sorted_values(SortAggState *state, bool descending)
+sorted_values(SortAggState *state, bool descending, bool every_row)
 {
 	SortedValues sv;
 
 	sv.state = state;
-	sv.values = gpusort_agg_sorted(state);
+	sv.values = every_row || state->nruns < 2 ? gpusort_agg_sorted(state) : NULL;
 	sv.descending = descending;
 	return sv;
 }
@@ -211,6 +217,8 @@ row(const SortedValues *sv, int64 i)
 {
 	int64		k = sv->descending ? sv->state->nvalues - 1 - i : i;
 
+	if (sv->values == NULL)
+		return gpusort_agg_at_rank(sv->state, k);
 	return sv->values + k * sv->state->typlen;
 }
 
@@ -259,7 +267,7 @@ check_kept_fraction(FunctionCallInfo fcinfo, const SortAggState *state)
 {
 	const char *param = state->param;
 	int32		len = state->param_len;
-	bool		returns_array = OidIsValid(get_element_type(get_fn_expr_rettype(fcinfo->flinfo)));
+	bool		returns_array = OidIsValid(get_element_type(gpusort_fn_rettype(fcinfo->flinfo)));
 	bool		valid;
 
 	if (param == NULL || len < FRACTION_HEADER)
@@ -417,7 +425,7 @@ multi_result(SortAggState *state, bool descending, ArrayType *fractions, bool co
 			continue;
 		}
 		if (sv.state == NULL)
-			sv = sorted_values(state, descending);
+			sv = sorted_values(state, descending, false);
 		p = DatumGetFloat8(items[i]);
 		if (cont)
 			result[i] = Float8GetDatum(cont_value(&sv, p));
@@ -455,7 +463,7 @@ check_state_type(FunctionCallInfo fcinfo, const SortAggState *state, bool cont)
 static Datum
 percentile_final(FunctionCallInfo fcinfo, bool cont)
 {
-	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	SortAggState *state = gpusort_agg_arg(fcinfo, 0);
 	const char *funcname = cont ? "gpu_percentile_cont" : "gpu_percentile_disc";
 	bool		descending = call_descending(fcinfo, funcname, cont ? "percentile_cont" : "percentile_disc");
 	Fraction	f;
@@ -475,7 +483,7 @@ percentile_final(FunctionCallInfo fcinfo, bool cont)
 		check_fraction(f.value);
 		if (state == NULL || state->nvalues == 0)
 			PG_RETURN_NULL();
-		sv = sorted_values(state, descending);
+		sv = sorted_values(state, descending, false);
 		if (cont)
 			PG_RETURN_FLOAT8(cont_value(&sv, f.value));
 		PG_RETURN_DATUM(disc_value(&sv, f.value));
@@ -510,14 +518,14 @@ gpu_percentile_disc_final(PG_FUNCTION_ARGS)
 Datum
 gpu_median_final(PG_FUNCTION_ARGS)
 {
-	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	SortAggState *state = gpusort_agg_arg(fcinfo, 0);
 
 	SortedValues sv;
 
 	if (state == NULL || state->nvalues == 0)
 		PG_RETURN_NULL();
 	check_state_type(fcinfo, state, true);
-	sv = sorted_values(state, false);
+	sv = sorted_values(state, false, false);
 	PG_RETURN_FLOAT8(cont_value(&sv, 0.5));
 }
 
@@ -547,7 +555,7 @@ same_value(const SortAggState *state, const char *a, const char *b)
 Datum
 gpu_mode_final(PG_FUNCTION_ARGS)
 {
-	SortAggState *state = PG_ARGISNULL(0) ? NULL : (SortAggState *) PG_GETARG_POINTER(0);
+	SortAggState *state = gpusort_agg_arg(fcinfo, 0);
 	bool		descending = call_descending(fcinfo, "gpu_mode", "mode");
 	SortedValues sv;
 	int64		mode = 0;
@@ -557,7 +565,7 @@ gpu_mode_final(PG_FUNCTION_ARGS)
 	if (state == NULL || state->nvalues == 0)
 		PG_RETURN_NULL();
 	check_state_type(fcinfo, state, false);
-	sv = sorted_values(state, descending);
+	sv = sorted_values(state, descending, true);
 
 	for (int64 i = 1; i <= state->nvalues; i++)
 	{

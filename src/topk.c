@@ -22,7 +22,6 @@
 #include "aggregate.h"
 
 PG_FUNCTION_INFO_V1(gpu_topk);
-PG_FUNCTION_INFO_V1(gpu_topk_agg_transfn);
 PG_FUNCTION_INFO_V1(gpu_topk_agg_final);
 
 /* k from argument argno: not NULL, not negative, as LIMIT wants it. */
@@ -127,7 +126,7 @@ append_fast(FunctionCallInfo fcinfo)
 	SortAggState *state;
 	bool		descending = false;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || (state = gpusort_agg_arg_in_memory(fcinfo)) == NULL)
 		return false;
 	if (PG_NARGS() > 3)
 	{
@@ -135,7 +134,6 @@ append_fast(FunctionCallInfo fcinfo)
 			return false;
 		descending = PG_GETARG_BOOL(3);
 	}
-	state = (SortAggState *) PG_GETARG_POINTER(0);
 	if (!state->typbyval || state->descending != descending ||
 		state->limit != PG_GETARG_INT32(2) ||
 		state->nvalues >= state->capacity || state->nvalues + 1 >= state->prune_at)
@@ -148,24 +146,27 @@ append_fast(FunctionCallInfo fcinfo)
 }
 
 /*
- * gpu_topk_agg_transfn(internal, T, k int [, descending bool]) -> internal
+ * gpu_topk_agg_transfn(S, T, k int [, descending bool]) -> S for S internal
+ * or gpusort_state
  */
-Datum
-gpu_topk_agg_transfn(PG_FUNCTION_ARGS)
+static SortAggState *
+gpu_topk_agg_transfn_step(FunctionCallInfo fcinfo)
 {
 	int32		k;
 	SortAggState *state;
 
 	if (append_fast(fcinfo))
-		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+		return gpusort_agg_arg_in_memory(fcinfo);
 
 	k = get_k(fcinfo, 2);
 	state = gpusort_agg_state(fcinfo, "gpu_topk_agg", get_descending(fcinfo, 3));
 	gpusort_agg_param(state, &k, sizeof(k), "gpu_topk_agg", "k");
 	gpusort_agg_set_limit(state, k);
 	gpusort_agg_add(state, fcinfo, 1);
-	PG_RETURN_POINTER(state);
+	return state;
 }
+
+GPUSORT_AGG_TRANSITION(gpu_topk_agg_transfn)
 
 /*
  * The k that a state keeps, checked: a partial state may bring none, or one
@@ -200,9 +201,9 @@ gpu_topk_agg_final(PG_FUNCTION_ARGS)
 	SortAggState *state;
 	int32		k;
 
-	if (PG_ARGISNULL(0))
+	state = gpusort_agg_arg(fcinfo, 0);
+	if (state == NULL)
 		PG_RETURN_NULL();
-	state = (SortAggState *) PG_GETARG_POINTER(0);
 	gpusort_agg_check_type(fcinfo, state);
 	k = kept_k(state);
 	PG_RETURN_ARRAYTYPE_P(topk_array(state->elemtype, state->values, state->nvalues, state->nnulls,
