@@ -278,8 +278,16 @@ static Size
 state_get_flat_size(ExpandedObjectHeader *eohptr)
 {
 	SortAggState *state = (SortAggState *) eohptr;
+	MemoryContext oldcontext;
 
+	/*
+	 * In the state's own context: the caller's may be one without pfree
+	 * (tuplesort's bump context forms the tuples of a Sort above a partial
+	 * aggregate), and the sort allocates and frees scratch.
+	 */
+	oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
 	gpusort_agg_prepare_to_leave(state);
+	MemoryContextSwitchTo(oldcontext);
 	return flat_size(state);
 }
 
