@@ -19,7 +19,8 @@
  * 10^7 int4, vs radix), small (every algorithm at 2^8 .. 2^24 keys: the
  * bitonic / radix crossover and the data for the auto rule).  A summary of
  * the merge variants ends the output.  The variants are the library's
- * default and this round's candidates (merge_candidates below);
+ * default and the merge orders and shapes it is compared with
+ * (merge_candidates below);
  * GS_BENCH_MERGE_VARIANTS="0/fused,1/warp,4/auto/nopdl,4/auto/rand,..." names others
  * ("all": every shape with every split; the first is then the reference and the one
  * --profile uses).  --profile sorts once (after one untimed sort of
@@ -227,8 +228,10 @@ runs_for(size_t n)
 
 
 /*
- * The candidates of the current round (bench/NOTES-comparison.md, "Round 6"),
- * run after the library's default when GS_BENCH_MERGE_VARIANTS is unset.
+ * The variants run after the library's default when GS_BENCH_MERGE_VARIANTS
+ * is unset: shape 4 with the merge order randomized in every round and in
+ * the passes only, shape 0 with the fixed and the randomized order
+ * (bench/NOTES-comparison.md, "Round 6", has their measurements).
  */
 static const char *const merge_candidates = "4/auto/rand,4/auto/randp,0/auto,0/auto/rand";
 

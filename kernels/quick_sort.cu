@@ -559,19 +559,336 @@ gs_quick_flush_leaves(const gs_qctx<K> &c, size_t gbase, K *sk0, uint32_t *sv0,
 }
 
 /*
+ * The in-block quicksort's state in shared memory: the stack of ranges still
+ * to partition (begin, end, shared buffer, depth), the batch of leaves, the
+ * step thread 0 chose with its range, and the pivot of a partition.  The
+ * kernel declares each as a __shared__ variable of its own and this holds
+ * references: separate variables tell the compiler that the indexed stores
+ * into the stack and the batch leave nstack and nleaves alone (in one
+ * struct, it reloaded them after each such store).
+ */
+template <typename K>
+struct gs_quick_block_shared
+{
+	typename cub::BlockScan<unsigned, GS_QUICK_BLOCK_THREADS>::TempStorage &scan;
+	int			(&st_b)[GS_QUICK_STACK],
+				(&st_e)[GS_QUICK_STACK],
+				(&st_buf)[GS_QUICK_STACK],
+				(&st_d)[GS_QUICK_STACK];
+	int			(&leaf_b)[GS_QUICK_LEAVES],
+				(&leaf_e)[GS_QUICK_LEAVES],
+				(&leaf_buf)[GS_QUICK_LEAVES];
+	int		   &nstack,
+			   &nleaves;
+	int		   &cur_b,
+			   &cur_e,
+			   &cur_buf,
+			   &cur_d,
+			   &action;
+	K		   &piv_k;
+	uint32_t   &piv_p;
+};
+
+/* What the block does next (thread 0 chooses, all threads do it). */
+enum gs_quick_block_action
+{
+	GS_QB_DONE = 0,				/* stack and leaf batch empty */
+	GS_QB_FLUSH = 1,			/* sort the batched leaves */
+	GS_QB_PARTITION = 2,		/* partition the range taken from the stack */
+	GS_QB_BITONIC = 3,			/* the range is too deep: bitonic sort it */
+	GS_QB_LEAF = 4				/* the range joined the leaf batch */
+};
+
+/* The step every thread copied from shared memory: its action and range. */
+struct gs_quick_block_step
+{
+	int			action,
+				b,
+				e,
+				buf,
+				depth;
+};
+
+/*
  * Sorts one range of at most the block capacity: load into shared memory,
  * quicksort with an explicit stack (the smaller side first, so the stack
  * stays logarithmic), partitions ping-ponging between two shared buffers;
  * leaves go to a batch that all warps sort together; keys equal to a pivot
- * and sorted leaves are written straight to the result.
+ * and sorted leaves are written straight to the result.  process() is the
+ * loop; each step below is one action, its barriers included.
  */
+template <typename K, bool PAIR>
+struct gs_quick_block_agent
+{
+	static constexpr int CAP = gs_quick_block_cap<K, PAIR>();
+	static constexpr int LEAF = 32 * gs_quick_leaf_items<K, PAIR>();
+	typedef cub::BlockScan<unsigned, GS_QUICK_BLOCK_THREADS> scan_t;
+
+	const gs_qctx<K> &c;
+	const gs_quick_block_shared<K> &s;
+	K		   *const sk0;			/* two shared buffers of CAP keys (GS_SK) */
+	uint32_t   *const sv0;			/* and of CAP positions (GS_SV) */
+	const int	tid;
+	const gs_qrange<K> range;
+	const size_t gbase;			/* the range's first key in the result */
+	const int	depth_limit;
+
+	__device__ __forceinline__
+	gs_quick_block_agent(const gs_qctx<K> &c_, const gs_quick_block_shared<K> &s_, unsigned char *smem,
+						 const gs_qrange<K> &range_, int depth_limit_)
+		: c(c_), s(s_), sk0((K *) smem), sv0((uint32_t *) ((K *) smem + 2 * CAP)), tid(threadIdx.x),
+		  range(range_), gbase(range_.begin), depth_limit(depth_limit_)
+	{
+	}
+
+	__device__ __forceinline__ void
+	process(void)
+	{
+		load_range();
+		__syncthreads();
+		for (;;)
+		{
+			if (tid == 0)
+				choose_step();
+			__syncthreads();
+
+			const gs_quick_block_step step = {s.action, s.cur_b, s.cur_e, s.cur_buf, s.cur_d};
+
+			/* everyone has the decision before thread 0 may make the next one */
+			__syncthreads();
+			if (step.action == GS_QB_DONE)
+				break;
+			if (step.action == GS_QB_LEAF)
+				continue;
+			if (step.action == GS_QB_FLUSH)
+				flush_leaves();
+			else if (step.action == GS_QB_BITONIC)
+				sort_by_bitonic(step);
+			else
+				partition(step);
+		}
+	}
+
+	/* ---- the steps ---- */
+
+	/* The range into shared buffer 0; the whole of it is the stack's one entry. */
+	__device__ __forceinline__ void
+	load_range(void)
+	{
+		const int	len = (int) (range.end - range.begin);
+
+		for (int i = tid; i < len; i += GS_QUICK_BLOCK_THREADS)
+		{
+			K			k;
+			uint32_t	p;
+
+			gs_quick_read<K, PAIR>(c, range.buf, range.raw, gbase + i, &k, &p);
+			GS_SK(0)[i] = k;
+			if (PAIR)
+				GS_SV(0)[i] = p;
+		}
+		if (tid == 0)
+		{
+			s.st_b[0] = 0;
+			s.st_e[0] = len;
+			s.st_buf[0] = 0;
+			s.st_d[0] = 0;
+			s.nstack = 1;
+			s.nleaves = 0;
+		}
+	}
+
+	/* Thread 0: pops a range; a leaf joins the batch, which is flushed when full or when nothing is left. */
+	__device__ __forceinline__ void
+	choose_step(void)
+	{
+		if (s.nstack == 0)
+		{
+			s.action = s.nleaves > 0 ? GS_QB_FLUSH : GS_QB_DONE;
+			return;
+		}
+		s.nstack--;
+		s.cur_b = s.st_b[s.nstack];
+		s.cur_e = s.st_e[s.nstack];
+		s.cur_buf = s.st_buf[s.nstack];
+		s.cur_d = s.st_d[s.nstack];
+		if (s.cur_e - s.cur_b <= LEAF)
+		{
+			s.leaf_b[s.nleaves] = s.cur_b;
+			s.leaf_e[s.nleaves] = s.cur_e;
+			s.leaf_buf[s.nleaves] = s.cur_buf;
+			s.nleaves++;
+			s.action = s.nleaves == GS_QUICK_LEAVES ? GS_QB_FLUSH : GS_QB_LEAF;
+		}
+		else
+			s.action = s.cur_d > depth_limit ? GS_QB_BITONIC : GS_QB_PARTITION;
+	}
+
+	__device__ __forceinline__ void
+	flush_leaves(void)
+	{
+		gs_quick_flush_leaves<K, PAIR>(c, gbase, sk0, sv0, s.leaf_b, s.leaf_e, s.leaf_buf, s.nleaves);
+		__syncthreads();
+		if (tid == 0)
+			s.nleaves = 0;
+	}
+
+	/* A range past the depth limit: sorted in place and written out. */
+	__device__ __forceinline__ void
+	sort_by_bitonic(const gs_quick_block_step &r)
+	{
+		gs_bitonic_sort_smem_n<K, PAIR>(GS_SK(r.buf) + r.b, GS_SV(r.buf) + r.b, r.e - r.b);
+		for (int i = r.b + tid; i < r.e; i += GS_QUICK_BLOCK_THREADS)
+			gs_quick_final<K, PAIR>(c, gbase + i, GS_SK(r.buf)[i], PAIR ? GS_SV(r.buf)[i] : 0);
+		__syncthreads();
+	}
+
+	/*
+	 * Three-way partition of a range into the other shared buffer: both
+	 * sides' counts in one scan (less in the low half, greater in the
+	 * high), the keys equal to the pivot written to the result, the two
+	 * sides pushed.
+	 */
+	__device__ __forceinline__ void
+	partition(const gs_quick_block_step &r)
+	{
+		unsigned	nlt = 0,
+					ngt = 0,
+					scanned,
+					totals;
+
+		choose_pivot(r);
+		__syncthreads();
+
+		const K		pk = s.piv_k;
+		const uint32_t pp = s.piv_p;
+
+		count_sides(r, pk, pp, &nlt, &ngt);
+		scan_t(s.scan).ExclusiveSum(nlt | (ngt << 16), scanned, totals);
+
+		const int	lt_total = (int) (totals & 0xFFFF),
+					gt_total = (int) (totals >> 16);
+
+		move_sides(r, pk, pp, r.b + (int) (scanned & 0xFFFF), r.e - gt_total + (int) (scanned >> 16));
+		/* keys equal to the pivot are final */
+		for (int i = r.b + lt_total + tid; i < r.e - gt_total; i += GS_QUICK_BLOCK_THREADS)
+			gs_quick_final<K, PAIR>(c, gbase + i, pk, pp);
+		__syncthreads();
+		if (tid == 0)
+			push_sides(r, r.b + lt_total, r.e - gt_total);
+		__syncthreads();
+	}
+
+	/* Warp 0: the median of 32 evenly spaced keys of the range, to s.piv_k / s.piv_p. */
+	__device__ __forceinline__ void
+	choose_pivot(const gs_quick_block_step &r)
+	{
+		if (tid >= 32)
+			return;
+
+		K			pk[1];
+		uint32_t	pp[1];
+		int			i = r.b + (int) (((2 * (size_t) tid + 1) * (size_t) (r.e - r.b)) / 64);
+
+		pk[0] = GS_SK(r.buf)[i];
+		pp[0] = PAIR ? GS_SV(r.buf)[i] : 0;
+		gs_bitonic_sort_warp<K, PAIR, 1>(pk, pp, tid);
+		if (tid == 15)
+		{
+			s.piv_k = pk[0];
+			s.piv_p = pp[0];
+		}
+	}
+
+	/* This thread's keys of the range below and above the pivot. */
+	__device__ __forceinline__ void
+	count_sides(const gs_quick_block_step &r, K pk, uint32_t pp, unsigned *nlt, unsigned *ngt)
+	{
+		for (int i = r.b + tid; i < r.e; i += GS_QUICK_BLOCK_THREADS)
+		{
+			K			k = GS_SK(r.buf)[i];
+			uint32_t	p = PAIR ? GS_SV(r.buf)[i] : 0;
+
+			if (before(k, p, pk, pp))
+				(*nlt)++;
+			else if (before(pk, pp, k, p))
+				(*ngt)++;
+		}
+	}
+
+	/* This thread's keys below the pivot to lt_at on, above it to gt_at on, in the other buffer. */
+	__device__ __forceinline__ void
+	move_sides(const gs_quick_block_step &r, K pk, uint32_t pp, int lt_at, int gt_at)
+	{
+		const int	x = r.buf;
+
+		for (int i = r.b + tid; i < r.e; i += GS_QUICK_BLOCK_THREADS)
+		{
+			K			k = GS_SK(x)[i];
+			uint32_t	p = PAIR ? GS_SV(x)[i] : 0;
+
+			if (before(k, p, pk, pp))
+			{
+				GS_SK(x ^ 1)[lt_at] = k;
+				if (PAIR)
+					GS_SV(x ^ 1)[lt_at] = p;
+				lt_at++;
+			}
+			else if (before(pk, pp, k, p))
+			{
+				GS_SK(x ^ 1)[gt_at] = k;
+				if (PAIR)
+					GS_SV(x ^ 1)[gt_at] = p;
+				gt_at++;
+			}
+		}
+	}
+
+	/* Thread 0: the sides [b, le) and [rb, e) onto the stack, the larger first so the smaller is sorted first. */
+	__device__ __forceinline__ void
+	push_sides(const gs_quick_block_step &r, int le, int rb)
+	{
+		if (le - r.b <= r.e - rb)
+		{
+			push(r, rb, r.e);
+			push(r, r.b, le);
+		}
+		else
+		{
+			push(r, r.b, le);
+			push(r, rb, r.e);
+		}
+	}
+
+	/* ---- helpers ---- */
+
+	__device__ __forceinline__ void
+	push(const gs_quick_block_step &r, int pb, int pe)
+	{
+		if (pe > pb)
+		{
+			s.st_b[s.nstack] = pb;
+			s.st_e[s.nstack] = pe;
+			s.st_buf[s.nstack] = r.buf ^ 1;
+			s.st_d[s.nstack] = r.depth + 1;
+			s.nstack++;
+		}
+	}
+
+	/* (ka, pa) orders before (kb, pb): by key, then (argsort) by position. */
+	static __device__ __forceinline__ bool
+	before(K ka, uint32_t pa, K kb, uint32_t pb)
+	{
+		return PAIR ? gs_pair_less<K>(ka, pa, kb, pb) : ka < kb;
+	}
+};
+
+/* The second phase by the in-block quicksort (tests only, see gs_quick_set_depth_limits): a block per range. */
 template <typename K, bool PAIR>
 __global__ void __launch_bounds__(GS_QUICK_BLOCK_THREADS)
 gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned long long *nranges,
 					  int depth_limit)
 {
-	constexpr int CAP = gs_quick_block_cap<K, PAIR>();
-	constexpr int LEAF = 32 * gs_quick_leaf_items<K, PAIR>();
 	typedef cub::BlockScan<unsigned, GS_QUICK_BLOCK_THREADS> scan_t;
 	extern __shared__ __align__(16) unsigned char gs_smem[];
 	__shared__ typename scan_t::TempStorage ts;
@@ -591,196 +908,12 @@ gs_quick_block_kernel(gs_qctx<K> c, const gs_qrange<K> *ranges, const unsigned l
 				action;
 	__shared__ K piv_k;
 	__shared__ uint32_t piv_p;
-	K		   *const sk0 = (K *) gs_smem;
-	uint32_t   *const sv0 = (uint32_t *) ((K *) gs_smem + 2 * CAP);
-
-	const int	tid = threadIdx.x;
+	const gs_quick_block_shared<K> s = {ts, st_b, st_e, st_buf, st_d, leaf_b, leaf_e, leaf_buf, nstack, nleaves,
+										cur_b, cur_e, cur_buf, cur_d, action, piv_k, piv_p};
 
 	if (blockIdx.x >= *nranges)
 		return;
-	{
-		const gs_qrange<K> range = ranges[blockIdx.x];
-		const size_t gbase = range.begin;
-		const int	len = (int) (range.end - range.begin);
-
-		for (int i = tid; i < len; i += GS_QUICK_BLOCK_THREADS)
-		{
-			K			k;
-			uint32_t	p;
-
-			gs_quick_read<K, PAIR>(c, range.buf, range.raw, gbase + i, &k, &p);
-			GS_SK(0)[i] = k;
-			if (PAIR)
-				GS_SV(0)[i] = p;
-		}
-		if (tid == 0)
-		{
-			st_b[0] = 0;
-			st_e[0] = len;
-			st_buf[0] = 0;
-			st_d[0] = 0;
-			nstack = 1;
-			nleaves = 0;
-		}
-		__syncthreads();
-
-		for (;;)
-		{
-			/* thread 0 decides: 0 = done, 1 = flush leaves, 2 = partition, 3 = bitonic fallback, 4 = leaf added */
-			if (tid == 0)
-			{
-				if (nstack == 0)
-					action = nleaves > 0 ? 1 : 0;
-				else
-				{
-					nstack--;
-					cur_b = st_b[nstack];
-					cur_e = st_e[nstack];
-					cur_buf = st_buf[nstack];
-					cur_d = st_d[nstack];
-					if (cur_e - cur_b <= LEAF)
-					{
-						leaf_b[nleaves] = cur_b;
-						leaf_e[nleaves] = cur_e;
-						leaf_buf[nleaves] = cur_buf;
-						nleaves++;
-						action = nleaves == GS_QUICK_LEAVES ? 1 : 4;
-					}
-					else
-						action = cur_d > depth_limit ? 3 : 2;
-				}
-			}
-			__syncthreads();
-			{
-				const int	act = action,
-							b = cur_b,
-							e = cur_e,
-							x = cur_buf,
-							d = cur_d;
-
-				/* everyone has the decision before thread 0 may make the next one */
-				__syncthreads();
-				if (act == 0)
-					break;
-				if (act == 4)
-					continue;
-				if (act == 1)
-				{
-				gs_quick_flush_leaves<K, PAIR>(c, gbase, sk0, sv0, leaf_b, leaf_e, leaf_buf, nleaves);
-				__syncthreads();
-				if (tid == 0)
-					nleaves = 0;
-				continue;
-			}
-				if (act == 3)
-				{
-					gs_bitonic_sort_smem_n<K, PAIR>(GS_SK(x) + b, GS_SV(x) + b, e - b);
-					for (int i = b + tid; i < e; i += GS_QUICK_BLOCK_THREADS)
-						gs_quick_final<K, PAIR>(c, gbase + i, GS_SK(x)[i], PAIR ? GS_SV(x)[i] : 0);
-					__syncthreads();
-					continue;
-				}
-				/* pivot: median of 32 evenly spaced keys, sorted by warp 0 */
-				if (tid < 32)
-				{
-					K			pk[1];
-					uint32_t	pp[1];
-					int			i = b + (int) (((2 * (size_t) tid + 1) * (size_t) (e - b)) / 64);
-
-					pk[0] = GS_SK(x)[i];
-					pp[0] = PAIR ? GS_SV(x)[i] : 0;
-					gs_bitonic_sort_warp<K, PAIR, 1>(pk, pp, tid);
-					if (tid == 15)
-					{
-						piv_k = pk[0];
-						piv_p = pp[0];
-					}
-				}
-				__syncthreads();
-				{
-					const K		pk = piv_k;
-					const uint32_t pp = piv_p;
-					unsigned	nlt = 0,
-								ngt = 0,
-								scanned,
-								totals;
-
-					for (int i = b + tid; i < e; i += GS_QUICK_BLOCK_THREADS)
-					{
-						K			k = GS_SK(x)[i];
-						uint32_t	p = PAIR ? GS_SV(x)[i] : 0;
-
-						if (PAIR ? gs_pair_less<K>(k, p, pk, pp) : k < pk)
-							nlt++;
-						else if (PAIR ? gs_pair_less<K>(pk, pp, k, p) : pk < k)
-							ngt++;
-					}
-					scan_t(ts).ExclusiveSum(nlt | (ngt << 16), scanned, totals);
-					{
-						const int	lt_total = (int) (totals & 0xFFFF),
-									gt_total = (int) (totals >> 16);
-						int			lt_at = b + (int) (scanned & 0xFFFF),
-									gt_at = e - gt_total + (int) (scanned >> 16);
-
-						for (int i = b + tid; i < e; i += GS_QUICK_BLOCK_THREADS)
-						{
-							K			k = GS_SK(x)[i];
-							uint32_t	p = PAIR ? GS_SV(x)[i] : 0;
-
-							if (PAIR ? gs_pair_less<K>(k, p, pk, pp) : k < pk)
-							{
-								GS_SK(x ^ 1)[lt_at] = k;
-								if (PAIR)
-									GS_SV(x ^ 1)[lt_at] = p;
-								lt_at++;
-							}
-							else if (PAIR ? gs_pair_less<K>(pk, pp, k, p) : pk < k)
-							{
-								GS_SK(x ^ 1)[gt_at] = k;
-								if (PAIR)
-									GS_SV(x ^ 1)[gt_at] = p;
-								gt_at++;
-							}
-						}
-						/* keys equal to the pivot are final */
-						for (int i = b + lt_total + tid; i < e - gt_total; i += GS_QUICK_BLOCK_THREADS)
-							gs_quick_final<K, PAIR>(c, gbase + i, pk, pp);
-						__syncthreads();
-						if (tid == 0)
-						{
-							int			lb = b,
-										le = b + lt_total,
-										rb = e - gt_total,
-										re = e;
-							auto		push = [&](int pb, int pe) {
-								if (pe > pb)
-								{
-									st_b[nstack] = pb;
-									st_e[nstack] = pe;
-									st_buf[nstack] = x ^ 1;
-									st_d[nstack] = d + 1;
-									nstack++;
-								}
-							};
-
-							/* push the larger side first so the smaller is sorted first */
-							if (le - lb <= re - rb)
-							{
-								push(rb, re);
-								push(lb, le);
-							}
-							else
-							{
-								push(lb, le);
-								push(rb, re);
-							}
-						}
-						__syncthreads();
-					}
-				}
-			}
-		}
-	}
+	gs_quick_block_agent<K, PAIR>(c, s, gs_smem, ranges[blockIdx.x], depth_limit).process();
 }
 
 #undef GS_SK
@@ -941,101 +1074,146 @@ gs_quick_make_layout(size_t n, gs_quick_layout *l)
 	l->bytes = gs_align_up(t, 256);
 }
 
-/* Launches the second phase on the nsmall ranges listed so far. */
-template <typename K, bool PAIR>
-static gs_status
-gs_quick_second_phase(const gs_qctx<K> &c, const gs_qrange<K> *small, const unsigned long long *nsmall,
-					  unsigned long long count, bool block_quicksort, int block_depth, cudaStream_t stream,
-					  gs_error *err)
+/*
+ * One run: the limits that steer it (from n, or a test's overrides), where
+ * everything lives on the device (the layout's lists carved from temp), and
+ * its stream.
+ */
+template <typename K>
+struct gs_quick_plan
 {
-	typedef gs_quick_bs_policy<K, PAIR> P;
-
-	if (count == 0)
-		return GS_OK;
-	if (block_quicksort)
-	{
-		const size_t smem = 2 * (size_t) gs_quick_block_cap<K, PAIR>() * (sizeof(K) + (PAIR ? 4 : 0));
-
-		gs_quick_block_kernel<K, PAIR><<<(unsigned) count, GS_QUICK_BLOCK_THREADS, smem, stream>>>
-			(c, small, nsmall, block_depth);
-		GS_LAUNCH_CHECK("quicksort: block launch", err);
-	}
-	else
-	{
-		gs_quick_msort_kernel<K, PAIR, P::THREADS, P::ITEMS><<<(unsigned) count, P::THREADS, P::SMEM, stream>>>
-			(c, small, nsmall);
-		GS_LAUNCH_CHECK("quicksort: block merge sort launch", err);
-	}
-	return GS_OK;
-}
-
-template <typename K, bool PAIR>
-static gs_status
-gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
-{
-	typedef gs_quick_bs_policy<K, PAIR> P;
-	const size_t n = args->n;
-	const bool	block_quicksort = gs_quick_depth_second >= 0;
-	const size_t small_cap = gs_quick_small_cap<K, PAIR>(block_quicksort);
-	const int	block_depth = gs_quick_depth_second >= 0 ? gs_quick_depth_second
-		: 2 * gs_log2_ceil(gs_quick_block_cap<K, PAIR>()) + 4;
-	const int	depth_limit = gs_quick_depth_first >= 0 ? gs_quick_depth_first : 2 * gs_log2_ceil(n) + 8;
-	const size_t part_blocks_max = (n + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K);
-	cudaStream_t stream = (cudaStream_t) args->stream;
-	unsigned char *temp = (unsigned char *) args->temp;
 	gs_quick_layout l;
 	gs_qctx<K>	c;
-	gs_qtask<K> *tasks[2];
+	gs_qtask<K> *tasks[2];		/* level L reads tasks[L & 1], fills the other */
 	gs_qrange<K> *small,
 			   *fills,
 			   *fallback;
 	unsigned   *first;
 	unsigned long long *counters;
-	unsigned long long host_counters[GS_QC_COUNT];
-	int			level = 0;
-	gs_status	st;
+	bool		block_quicksort;	/* second phase by the in-block quicksort (tests) */
+	size_t		small_cap;		/* ranges up to this go to the second phase */
+	int			block_depth;	/* the in-block quicksort's depth limit */
+	int			depth_limit;	/* the first phase's depth limit */
+	size_t		part_blocks_max;	/* partition blocks of a level, at most */
+	cudaStream_t stream;
+};
 
-	gs_quick_make_layout<K, PAIR>(n, &l);
-	if (args->temp_bytes < l.bytes)
-		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "quicksort: temp_bytes %zu is too small (need %zu)",
-					   args->temp_bytes, l.bytes);
-	c.keys[0] = (K *) args->keys[0];
-	c.keys[1] = (K *) args->keys[1];
-	c.pos[0] = PAIR ? (uint32_t *) (temp + l.off_pos) : NULL;
-	c.pos[1] = PAIR ? args->values[1] : NULL;
-	c.vals_in = args->values[0];
-	c.keys_out = (K *) args->keys[1];
-	c.vals_out = args->values[1];
-	c.n = n;
-	c.codec = gs_codec_of(args);
-	tasks[0] = (gs_qtask<K> *) (temp + l.off_tasks[0]);
-	tasks[1] = (gs_qtask<K> *) (temp + l.off_tasks[1]);
-	small = (gs_qrange<K> *) (temp + l.off_small);
-	fills = (gs_qrange<K> *) (temp + l.off_fills);
-	fallback = (gs_qrange<K> *) (temp + l.off_fallback);
-	first = (unsigned *) (temp + l.off_first);
-	counters = (unsigned long long *) (temp + l.off_counters);
-	args->result_selector = 1;
+/* The plan of a run whose layout (q->l) is made and fits in temp. */
+template <typename K, bool PAIR>
+static void
+gs_quick_plan_init(const gs_gpu_sort_args *args, gs_quick_plan<K> *q)
+{
+	const size_t n = args->n;
+	const gs_quick_layout *l = &q->l;
+	unsigned char *temp = (unsigned char *) args->temp;
 
-	if (block_quicksort)
+	q->block_quicksort = gs_quick_depth_second >= 0;
+	q->small_cap = gs_quick_small_cap<K, PAIR>(q->block_quicksort);
+	q->block_depth = gs_quick_depth_second >= 0 ? gs_quick_depth_second
+		: 2 * gs_log2_ceil(gs_quick_block_cap<K, PAIR>()) + 4;
+	q->depth_limit = gs_quick_depth_first >= 0 ? gs_quick_depth_first : 2 * gs_log2_ceil(n) + 8;
+	q->part_blocks_max = (n + GS_QUICK_CHUNK(K) - 1) / GS_QUICK_CHUNK(K);
+	q->stream = (cudaStream_t) args->stream;
+	q->c.keys[0] = (K *) args->keys[0];
+	q->c.keys[1] = (K *) args->keys[1];
+	q->c.pos[0] = PAIR ? (uint32_t *) (temp + l->off_pos) : NULL;
+	q->c.pos[1] = PAIR ? args->values[1] : NULL;
+	q->c.vals_in = args->values[0];
+	q->c.keys_out = (K *) args->keys[1];
+	q->c.vals_out = args->values[1];
+	q->c.n = n;
+	q->c.codec = gs_codec_of(args);
+	q->tasks[0] = (gs_qtask<K> *) (temp + l->off_tasks[0]);
+	q->tasks[1] = (gs_qtask<K> *) (temp + l->off_tasks[1]);
+	q->small = (gs_qrange<K> *) (temp + l->off_small);
+	q->fills = (gs_qrange<K> *) (temp + l->off_fills);
+	q->fallback = (gs_qrange<K> *) (temp + l->off_fallback);
+	q->first = (unsigned *) (temp + l->off_first);
+	q->counters = (unsigned long long *) (temp + l->off_counters);
+}
+
+/* Raises the second phase kernel's shared memory limit; zeroes the device counters. */
+template <typename K, bool PAIR>
+static gs_status
+gs_quick_prepare(const gs_quick_plan<K> &q, gs_error *err)
+{
+	typedef gs_quick_bs_policy<K, PAIR> P;
+	unsigned long long *const counters = q.counters;
+	cudaStream_t stream = q.stream;
+
+	if (q.block_quicksort)
 		GS_CUDA_CHECK((gs_smem_limit<gs_quick_block_kernel<K, PAIR>>(
 			2 * (size_t) gs_quick_block_cap<K, PAIR>() * (sizeof(K) + (PAIR ? 4 : 0)))), err);
 	else
 		GS_CUDA_CHECK((gs_smem_limit<gs_quick_msort_kernel<K, PAIR, P::THREADS, P::ITEMS>>(P::SMEM)), err);
 	GS_CUDA_CHECK(cudaMemsetAsync(counters, 0, GS_QC_COUNT * sizeof(unsigned long long), stream), err);
+	return GS_OK;
+}
 
-	if (n <= small_cap)
+/* Launches the second phase on the count ranges listed so far. */
+template <typename K, bool PAIR>
+static gs_status
+gs_quick_second_phase(const gs_quick_plan<K> &q, unsigned long long count, gs_error *err)
+{
+	typedef gs_quick_bs_policy<K, PAIR> P;
+	const unsigned long long *nsmall = q.counters + GS_QC_SMALL;
+
+	if (count == 0)
+		return GS_OK;
+	if (q.block_quicksort)
 	{
-		/* the whole input is one second-phase range */
-		gs_quick_one_range_kernel<K><<<1, 1, 0, stream>>>(small, counters + GS_QC_SMALL, n);
-		GS_LAUNCH_CHECK("quicksort: range launch", err);
-		return gs_quick_second_phase<K, PAIR>(c, small, counters + GS_QC_SMALL, 1, block_quicksort, block_depth,
-											  stream, err);
-	}
+		const size_t smem = 2 * (size_t) gs_quick_block_cap<K, PAIR>() * (sizeof(K) + (PAIR ? 4 : 0));
 
-	gs_quick_init_kernel<K, PAIR><<<1, 32, 0, stream>>>(c, tasks[0], first, counters);
+		gs_quick_block_kernel<K, PAIR><<<(unsigned) count, GS_QUICK_BLOCK_THREADS, smem, q.stream>>>
+			(q.c, q.small, nsmall, q.block_depth);
+		GS_LAUNCH_CHECK("quicksort: block launch", err);
+	}
+	else
+	{
+		gs_quick_msort_kernel<K, PAIR, P::THREADS, P::ITEMS><<<(unsigned) count, P::THREADS, P::SMEM, q.stream>>>
+			(q.c, q.small, nsmall);
+		GS_LAUNCH_CHECK("quicksort: block merge sort launch", err);
+	}
+	return GS_OK;
+}
+
+/* One level of the first phase: partition its tasks, then finish them (next tasks, ranges, fills). */
+template <typename K, bool PAIR>
+static gs_status
+gs_quick_level(const gs_quick_plan<K> &q, int level, gs_error *err)
+{
+	const int	cur = level & 1;
+	unsigned long long *const counters = q.counters;
+
+	gs_quick_partition_kernel<K, PAIR><<<(unsigned) (q.part_blocks_max + q.l.max_tasks), GS_QUICK_THREADS, 0,
+		q.stream>>>(q.c, q.tasks[cur], counters + GS_QC_LEVEL + cur, counters + GS_QC_LEVEL + (cur ^ 1), q.first,
+					level == 0);
+	GS_LAUNCH_CHECK("quicksort: partition launch", err);
+	gs_quick_finish_kernel<K, PAIR><<<(unsigned) ((q.l.max_tasks * 32 + 255) / 256), 256, 0, q.stream>>>
+		(q.c, q.tasks[cur], counters + GS_QC_LEVEL + cur, q.tasks[cur ^ 1], counters + GS_QC_LEVEL + (cur ^ 1),
+		 q.first, counters, q.small, q.fills, q.fallback, (int) q.small_cap, q.depth_limit);
+	GS_LAUNCH_CHECK("quicksort: finish launch", err);
+	return GS_OK;
+}
+
+/*
+ * The first phase: the whole input as the first task, then levels in
+ * batches.  After each batch the host reads the counters back, sorts the
+ * batch's small ranges, and stops once a level has no task; the counters
+ * are left in host_counters.
+ */
+template <typename K, bool PAIR>
+static gs_status
+gs_quick_first_phase(const gs_quick_plan<K> &q, unsigned long long (&host_counters)[GS_QC_COUNT], gs_error *err)
+{
+	unsigned long long *const counters = q.counters;
+	cudaStream_t stream = q.stream;
+	int			level = 0;
+	gs_status	st;
+
+	gs_quick_init_kernel<K, PAIR><<<1, 32, 0, stream>>>(q.c, q.tasks[0], q.first, counters);
 	GS_LAUNCH_CHECK("quicksort: init launch", err);
-	for (int batch = gs_quick_first_batch(n, small_cap);; batch = GS_QUICK_BATCH)
+	for (int batch = gs_quick_first_batch(q.c.n, q.small_cap);; batch = GS_QUICK_BATCH)
 	{
 		/*
 		 * Levels are launched blind: each reads its size from the device, and
@@ -1043,38 +1221,35 @@ gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
 		 */
 		for (int i = 0; i < batch; i++, level++)
 		{
-			const int	cur = level & 1;
-
-			gs_quick_partition_kernel<K, PAIR><<<(unsigned) (part_blocks_max + l.max_tasks), GS_QUICK_THREADS, 0,
-				stream>>>(c, tasks[cur], counters + GS_QC_LEVEL + cur, counters + GS_QC_LEVEL + (cur ^ 1), first,
-						  level == 0);
-			GS_LAUNCH_CHECK("quicksort: partition launch", err);
-			gs_quick_finish_kernel<K, PAIR><<<(unsigned) ((l.max_tasks * 32 + 255) / 256), 256, 0, stream>>>
-				(c, tasks[cur], counters + GS_QC_LEVEL + cur, tasks[cur ^ 1], counters + GS_QC_LEVEL + (cur ^ 1),
-				 first, counters, small, fills, fallback, (int) small_cap, depth_limit);
-			GS_LAUNCH_CHECK("quicksort: finish launch", err);
+			st = gs_quick_level<K, PAIR>(q, level, err);
+			if (st != GS_OK)
+				return st;
 		}
 		GS_CUDA_CHECK(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost,
 									  stream), err);
 		GS_CUDA_CHECK(cudaStreamSynchronize(stream), err);
 		/* the batch's small ranges, then an empty list for the next batch (ranges never move again) */
-		st = gs_quick_second_phase<K, PAIR>(c, small, counters + GS_QC_SMALL, host_counters[GS_QC_SMALL],
-											block_quicksort, block_depth, stream, err);
+		st = gs_quick_second_phase<K, PAIR>(q, host_counters[GS_QC_SMALL], err);
 		if (st != GS_OK)
 			return st;
 		if ((host_counters[GS_QC_LEVEL + (level & 1)] >> GS_QUICK_BLOCK_BITS) == 0)
 			break;
 		GS_CUDA_CHECK(cudaMemsetAsync(counters + GS_QC_SMALL, 0, sizeof(unsigned long long), stream), err);
 	}
+	return GS_OK;
+}
 
-	if (host_counters[GS_QC_FILLS] > 0)
-	{
-		gs_quick_fill_kernel<K, PAIR><<<264, 256, 0, stream>>>(c, fills, counters);
-		GS_LAUNCH_CHECK("quicksort: fill launch", err);
-	}
+/* The fallback ranges (rare): merge sort each, then decode and gather. */
+template <typename K, bool PAIR>
+static gs_status
+gs_quick_fallbacks(const gs_quick_plan<K> &q, unsigned long long count, gs_error *err)
+{
+	const gs_qctx<K> &c = q.c;
+	const gs_qrange<K> *const fallback = q.fallback;
+	cudaStream_t stream = q.stream;
+	gs_status	st;
 
-	/* fallback ranges (rare): merge sort each, then decode and gather */
-	for (unsigned long long i = 0; i < host_counters[GS_QC_FALLBACK]; i++)
+	for (unsigned long long i = 0; i < count; i++)
 	{
 		gs_qrange<K> r;
 		K		   *kb[2];
@@ -1096,6 +1271,49 @@ gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
 		GS_LAUNCH_CHECK("quicksort: fallback output launch", err);
 	}
 	return GS_OK;
+}
+
+/*
+ * A run: the plan, then either the whole input as one second-phase range,
+ * or the first phase (which runs the second on its small ranges), the long
+ * runs of keys equal to a pivot, and the fallback ranges.  Results in
+ * keys[1] and values[1].
+ */
+template <typename K, bool PAIR>
+static gs_status
+gs_quick_run(gs_gpu_sort_args *args, gs_error *err)
+{
+	const size_t n = args->n;
+	gs_quick_plan<K> q;
+	unsigned long long host_counters[GS_QC_COUNT];
+	gs_status	st;
+
+	gs_quick_make_layout<K, PAIR>(n, &q.l);
+	if (args->temp_bytes < q.l.bytes)
+		return gs_fail(err, GS_ERR_INVALID_ARGUMENT, "quicksort: temp_bytes %zu is too small (need %zu)",
+					   args->temp_bytes, q.l.bytes);
+	gs_quick_plan_init<K, PAIR>(args, &q);
+	args->result_selector = 1;
+	st = gs_quick_prepare<K, PAIR>(q, err);
+	if (st != GS_OK)
+		return st;
+
+	if (n <= q.small_cap)
+	{
+		/* the whole input is one second-phase range */
+		gs_quick_one_range_kernel<K><<<1, 1, 0, q.stream>>>(q.small, q.counters + GS_QC_SMALL, n);
+		GS_LAUNCH_CHECK("quicksort: range launch", err);
+		return gs_quick_second_phase<K, PAIR>(q, 1, err);
+	}
+	st = gs_quick_first_phase<K, PAIR>(q, host_counters, err);
+	if (st != GS_OK)
+		return st;
+	if (host_counters[GS_QC_FILLS] > 0)
+	{
+		gs_quick_fill_kernel<K, PAIR><<<264, 256, 0, q.stream>>>(q.c, q.fills, q.counters);
+		GS_LAUNCH_CHECK("quicksort: fill launch", err);
+	}
+	return gs_quick_fallbacks<K, PAIR>(q, host_counters[GS_QC_FALLBACK], err);
 }
 
 template <typename K>
