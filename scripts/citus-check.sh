@@ -2,17 +2,25 @@
 # scripts/citus-check.sh: gpusort's aggregates and functions on a 3-node Citus
 # cluster (a coordinator and two workers on this machine), each answer compared
 # with the same query on a local table of the same rows.  Prints TAP: one test
-# per query (distributed answer = local answer), a "# pushdown:" comment per
-# aggregate read from EXPLAIN (VERBOSE) of the distributed query, and a
-# markdown table of timings (median of 3, distributed and local).
+# per query (distributed answer = local answer), one per plain aggregate that
+# its partial aggregation runs on the workers (read from EXPLAIN (ANALYZE,
+# VERBOSE) of the distributed query; a "# pushdown:" comment for the calls that
+# are reported only), and a markdown table of timings (median of 3) and of the
+# bytes the workers sent to the coordinator.
 #
-#   --rows N       rows of the test table (default 1000000)
-#   --shards N     shards of the distributed table (default 32)
-#   --out FILE     also write the timing table to FILE
-#   --explain FILE write the EXPLAIN (VERBOSE) of every distributed query to FILE
-#   --port P       the coordinator's port; the workers take P+1 and P+2 (default 5811)
-#   --no-build     do not build and install gpusort (make CUDA=0) first
-#   --build-only   build and install Citus and gpusort, start nothing
+#   --rows N        rows of the test table (default 1000000)
+#   --shards N      shards of the distributed table (default 32)
+#   --baseline REV  first run every distributed query with gpusort built from
+#                   the commit REV (git archive) installed, on the same cluster
+#                   and data, then with the working tree's; the table compares them
+#   --cuda          build gpusort with CUDA=1 (default CUDA=0); the nodes run
+#                   the GPU server (server mode) with gpusort.device = auto
+#   --out FILE      also write the table to FILE
+#   --explain FILE  write the EXPLAIN (ANALYZE, VERBOSE) of every distributed query to FILE
+#   --port P        the coordinator's port; the workers take P+1 and P+2 (default 5811)
+#   --no-build      do not build and install gpusort first (not with --baseline,
+#                   which replaces the installed module)
+#   --build-only    build and install Citus and gpusort, start nothing
 #
 # Citus is built once from shared/citus (the tarball matching the server's
 # major version, see citus_pick) into $GS_PG_CACHE/citus-VERSION-pgPGVERSION
@@ -20,7 +28,10 @@
 # whose pg_config is first on PATH (Debian's 15 when there is none): Citus
 # installs its module and extension files into that server's own directories,
 # so the install writes into the system PostgreSQL when that is the one used.
-# Needs root or sudo for that, and for running the servers as postgres.
+# GS_CITUS_BUILD names a finished build folder (one with root/ and .complete)
+# to install instead, e.g. one copied from another machine of the same
+# PostgreSQL.  Needs root or sudo for the install, and for running the
+# servers as postgres.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -31,6 +42,8 @@ explain=
 port=5811
 build_gpusort=1
 build_only=0
+baseline=
+make_args=(CUDA=0)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) rows=$2; shift ;;
@@ -38,12 +51,18 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift ;;
 	--explain) explain=$2; shift ;;
 	--port) port=$2; shift ;;
+	--baseline) baseline=$2; shift ;;
+	--cuda) make_args=(CUDA=1) ;;
 	--no-build) build_gpusort=0 ;;
 	--build-only) build_only=1 ;;
-	*) echo "usage: $0 [--rows N] [--shards N] [--out FILE] [--explain FILE] [--port P] [--no-build] [--build-only]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--rows N] [--shards N] [--baseline REV] [--cuda] [--out FILE] [--explain FILE] [--port P] [--no-build] [--build-only]" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ -n "$baseline" ] && [ "$build_gpusort" = 0 ]; then
+	echo "citus-check.sh: --baseline installs the baseline's module, so the working tree's must be installed after it: drop --no-build" >&2
+	exit 2
+fi
 
 # ---------------------------------------------------------------- Citus build
 
@@ -116,16 +135,38 @@ citus_build() {
 }
 
 # Installs the cached image into the server's directories unless the same
-# citus.so is there already.
+# citus.so is there already.  The image holds the paths of the server it was
+# built against; its module and extension folders are copied into this
+# server's pkglibdir and sharedir/extension, which may lie elsewhere (a
+# PostgreSQL unpacked under /opt from the same packages).
 citus_install() {
-	local cache=$1 lib
-	lib=$(pg_config --pkglibdir)/citus.so
-	if [ -f "$lib" ] && cmp -s "$cache/root$lib" "$lib"; then
-		gs_log "Citus already installed in $(pg_config --pkglibdir)"
+	local cache=$1 lib image_lib image_ext
+	lib=$(pg_config --pkglibdir)
+	image_lib=$(dirname "$(find "$cache/root" -name citus.so -print -quit)")
+	image_ext=$(dirname "$(find "$cache/root" -name citus.control -print -quit)")
+	[ -f "$image_lib/citus.so" ] && [ -f "$image_ext/citus.control" ] ||
+		{ echo "citus-check.sh: no citus.so or citus.control under $cache/root" >&2; return 1; }
+	if [ -f "$lib/citus.so" ] && cmp -s "$image_lib/citus.so" "$lib/citus.so"; then
+		gs_log "Citus already installed in $lib"
 		return 0
 	fi
-	gs_log "installing Citus from $cache into $(pg_config --pkglibdir) and $(pg_config --sharedir)/extension"
-	$GS_SUDO cp -a "$cache/root/." /
+	gs_log "installing Citus from $cache into $lib and $(pg_config --sharedir)/extension"
+	$GS_SUDO cp -a "$image_lib/." "$lib/"
+	$GS_SUDO cp -a "$image_ext/." "$(pg_config --sharedir)/extension/"
+	citus_check_libs "$lib/citus.so"
+}
+
+# Lists the libraries citus.so links and fails when one is not found (a
+# build carried to another machine).
+citus_check_libs() {
+	local so=$1 deps
+	deps=$(LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} ldd "$so")
+	gs_log "$(basename "$so") links: $(echo "$deps" | awk '{ print $1 }' | tr '\n' ' ')"
+	if echo "$deps" | grep -q 'not found'; then
+		echo "citus-check.sh: $so needs libraries this machine lacks:" >&2
+		echo "$deps" | grep 'not found' >&2
+		return 1
+	fi
 }
 
 citus_setup() {
@@ -133,14 +174,51 @@ citus_setup() {
 	major=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 	version=$(citus_pick "$major")
 	cache=${GS_PG_CACHE:-/var/cache/gpusort}/citus-$version-pg$(pg_config --version | sed -E 's/^PostgreSQL ([0-9.]+).*/\1/')
-	$GS_SUDO mkdir -p "$(dirname "$cache")"
-	citus_build "$version" "$cache"
+	if [ -n "${GS_CITUS_BUILD:-}" ]; then
+		[ -f "$GS_CITUS_BUILD/.complete" ] || { echo "citus-check.sh: $GS_CITUS_BUILD is no finished Citus build" >&2; return 3; }
+		[ "$(cat "$GS_CITUS_BUILD/pg_version")" = "$(pg_config --version)" ] ||
+			{ echo "citus-check.sh: $GS_CITUS_BUILD was built for $(cat "$GS_CITUS_BUILD/pg_version"), not $(pg_config --version)" >&2; return 3; }
+		cache=$GS_CITUS_BUILD
+	else
+		$GS_SUDO mkdir -p "$(dirname "$cache")"
+		citus_build "$version" "$cache"
+	fi
 	citus_install "$cache"
 }
 
 gs_use_postgres
 citus_setup
-[ "$build_gpusort" = 0 ] || gs_build_install CUDA=0
+
+# ------------------------------------------------------------ gpusort builds
+
+# The baseline: REV's tree from git archive in a folder of its own under
+# $TMPDIR (kept, so that a second run only installs), built with the same
+# make arguments as the working tree.
+BASE_DIR=
+baseline_build() {
+	local sha
+	sha=$(git -C "$GS_ROOT" rev-parse --verify --quiet "$baseline^{commit}") ||
+		{ echo "citus-check.sh: $baseline is no commit of $GS_ROOT" >&2; return 2; }
+	BASE_DIR=${TMPDIR:-/tmp}/gpusort-baseline-${sha:0:12}
+	if [ ! -f "$BASE_DIR/Makefile" ]; then
+		rm -rf "$BASE_DIR" && mkdir -p "$BASE_DIR"
+		git -C "$GS_ROOT" archive "$sha" | tar -x -C "$BASE_DIR"
+	fi
+	gs_log "building the baseline gpusort $baseline ($sha) in $BASE_DIR"
+	make -C "$BASE_DIR" -s -j"$(nproc)" "${make_args[@]}" >/dev/null
+}
+
+baseline_install() {
+	gs_log "installing the baseline gpusort $baseline into $(pg_config --pkglibdir)"
+	$GS_SUDO env PATH="$PATH" make -C "$BASE_DIR" -s install "${make_args[@]}" >/dev/null
+}
+
+if [ -n "$baseline" ]; then
+	baseline_build
+	baseline_install
+elif [ "$build_gpusort" = 1 ]; then
+	gs_build_install "${make_args[@]}"
+fi
 [ "$build_only" = 0 ] || exit 0
 
 # ------------------------------------------------------------ the cluster
@@ -186,6 +264,7 @@ shared_buffers = 256MB
 work_mem = 256MB
 max_parallel_workers_per_gather = 0
 jit = off
+gpusort.device = auto
 CONF
 	"${GS_RUN[@]}" pg_ctl -D "$CC_DIR/$n" -l "$CC_DIR/$n.log" -w start >/dev/null ||
 		{ tail -20 "$CC_DIR/$n.log" >&2; return 1; }
@@ -212,8 +291,22 @@ cc_start() {
 	cc_psql "$port" -c "SELECT citus_set_coordinator_host('localhost', $port)" \
 		-c "SELECT citus_add_node('localhost', $((port + 1)))" \
 		-c "SELECT citus_add_node('localhost', $((port + 2)))" >/dev/null
-	# on the coordinator, CREATE EXTENSION reaches the workers
-	cc_psql "$port" -c "CREATE EXTENSION gpusort"
+}
+
+# Restarts the three nodes (a newly installed gpusort.so is loaded at start:
+# it is in shared_preload_libraries).
+cc_restart() {
+	local n
+	for n in c w1 w2; do
+		"${GS_RUN[@]}" pg_ctl -D "$CC_DIR/$n" -l "$CC_DIR/$n.log" -w restart >/dev/null ||
+			{ tail -20 "$CC_DIR/$n.log" >&2; return 1; }
+	done
+}
+
+# gpusort afresh at the installed build's default version: on the
+# coordinator, DROP and CREATE EXTENSION reach the workers.
+cc_create_gpusort() {
+	cc_psql "$port" -c "DROP EXTENSION IF EXISTS gpusort CASCADE" -c "CREATE EXTENSION gpusort"
 }
 
 # t_local and t_dist (distributed by id over $shards shards) hold the same
@@ -243,23 +336,30 @@ SQL
 
 # ------------------------------------------------------------ the checks
 
-# label | the call | the call's name in a worker's query when it is pushed
-# down.  sum(i8) is the control: an aggregate Citus does push down.
+# label | the call | the calls (comma-separated) a worker's query makes when
+# the workers aggregate their shards | test: that is a TAP test, report: a
+# "# pushdown:" comment | k of a top-k, whose goal is at most k values per
+# shard (and group) sent to the coordinator.
+# sum(i8) is the control, an aggregate Citus does push down.  The WITHIN
+# GROUP forms carry an ORDER BY inside the aggregate, which Citus pushes down
+# only when grouped by the distribution column: a report.  gpu_sort(array_agg(x))
+# is planned as gpu_sort_agg(x) (a planner support rewrite) where the
+# rewrite exists, and runs array_agg on the workers where it does not.
 QUERIES=(
-	"sum(i8) (control)|sum(i8)|sum"
-	"gpu_sort_agg(i4)|gpu_sort_agg(i4)|gpu_sort_agg"
-	"gpu_sort_agg(ts, desc)|gpu_sort_agg(ts, true)|gpu_sort_agg"
-	"gpu_median(f8)|gpu_median(f8)|gpu_median"
-	"gpu_percentile_cont_agg(i8, 0.9)|gpu_percentile_cont_agg(i8, 0.9)|gpu_percentile_cont_agg"
-	"gpu_percentile_cont_agg(f8, array)|gpu_percentile_cont_agg(f8, '{0.25,0.5,0.75}'::float8[])|gpu_percentile_cont_agg"
-	"gpu_percentile_disc_agg(d, 0.5)|gpu_percentile_disc_agg(d, 0.5)|gpu_percentile_disc_agg"
-	"gpu_mode_agg(i4)|gpu_mode_agg(i4)|gpu_mode_agg"
-	"gpu_topk_agg(f8, 10)|gpu_topk_agg(f8, 10)|gpu_topk_agg"
-	"gpu_topk_agg(ts, 10, desc)|gpu_topk_agg(ts, 10, true)|gpu_topk_agg"
-	"gpu_percentile_cont(0.9) WITHIN GROUP (f8)|gpu_percentile_cont(0.9) WITHIN GROUP (ORDER BY f8)|gpu_percentile_cont"
-	"gpu_percentile_disc(0.5) WITHIN GROUP (ts)|gpu_percentile_disc(0.5) WITHIN GROUP (ORDER BY ts)|gpu_percentile_disc"
-	"gpu_mode() WITHIN GROUP (d)|gpu_mode() WITHIN GROUP (ORDER BY d)|gpu_mode"
-	"gpu_sort(array_agg(i8))|gpu_sort(array_agg(i8))|array_agg"
+	"sum(i8) (control)|sum(i8)|sum|test|"
+	"gpu_sort_agg(i4)|gpu_sort_agg(i4)|gpu_sort_agg|test|"
+	"gpu_sort_agg(ts, desc)|gpu_sort_agg(ts, true)|gpu_sort_agg|test|"
+	"gpu_median(f8)|gpu_median(f8)|gpu_median|test|"
+	"gpu_percentile_cont_agg(i8, 0.9)|gpu_percentile_cont_agg(i8, 0.9)|gpu_percentile_cont_agg|test|"
+	"gpu_percentile_cont_agg(f8, array)|gpu_percentile_cont_agg(f8, '{0.25,0.5,0.75}'::float8[])|gpu_percentile_cont_agg|test|"
+	"gpu_percentile_disc_agg(d, 0.5)|gpu_percentile_disc_agg(d, 0.5)|gpu_percentile_disc_agg|test|"
+	"gpu_mode_agg(i4)|gpu_mode_agg(i4)|gpu_mode_agg|test|"
+	"gpu_topk_agg(f8, 100)|gpu_topk_agg(f8, 100)|gpu_topk_agg|test|100"
+	"gpu_topk_agg(ts, 10, desc)|gpu_topk_agg(ts, 10, true)|gpu_topk_agg|test|10"
+	"gpu_percentile_cont(0.9) WITHIN GROUP (f8)|gpu_percentile_cont(0.9) WITHIN GROUP (ORDER BY f8)|gpu_percentile_cont|report|"
+	"gpu_percentile_disc(0.5) WITHIN GROUP (ts)|gpu_percentile_disc(0.5) WITHIN GROUP (ORDER BY ts)|gpu_percentile_disc|report|"
+	"gpu_mode() WITHIN GROUP (d)|gpu_mode() WITHIN GROUP (ORDER BY d)|gpu_mode|report|"
+	"gpu_sort(array_agg(i8))|gpu_sort(array_agg(i8))|gpu_sort_agg,array_agg|test|"
 )
 
 # The query of a call on TABLE, ungrouped or GROUP BY g.
@@ -289,50 +389,108 @@ SQL
 	echo "$times" | sort -g | sed -n 2p
 }
 
-# "pushdown" when a worker's query calls the aggregate (or Citus's
-# worker_partial_agg), "row-gather" when it selects the raw column only.
-cc_pushdown() {
-	local q=$1 worker_call=$2 plan
-	plan=$(cc_psql "$port" -A -t -c "EXPLAIN (VERBOSE) $q") || { echo "explain failed"; return; }
+# EXPLAIN (ANALYZE, VERBOSE) of a distributed query, once: sets HOW to
+# "pushdown" when a worker's query calls one of CALLS (or Citus's
+# worker_partial_agg), "row-gather" when it selects the raw column and the
+# coordinator aggregates every row; BYTES to Citus's "Tuple data received
+# from nodes" (all tasks together, as pg_size_pretty prints it).
+cc_explain() {
+	local q=$1 calls=$2 plan
+	HOW="explain failed" BYTES=-
+	plan=$(cc_psql "$port" -A -t -c "EXPLAIN (ANALYZE, VERBOSE) $q") || return 0
 	[ -z "$explain" ] || printf '%s\n%s\n\n' "$q" "$plan" >>"$explain"
-	if ! echo "$plan" | grep -q 'Custom Scan (Citus'; then
-		echo "not distributed"
-	elif echo "$plan" | grep -E '^ *Query: ' | grep -qE "(${worker_call}|worker_partial_agg)\("; then
-		echo "pushdown"
+	BYTES=$(sed -n 's/^ *Tuple data received from nodes: //p' <<<"$plan" | head -1)
+	BYTES=${BYTES:--}
+	if ! grep -q 'Custom Scan (Citus' <<<"$plan"; then
+		HOW="not distributed"
+	elif grep -qE "^ *Query: .*(${calls//,/|}|worker_partial_agg)\(" <<<"$plan"; then
+		HOW=pushdown
 	else
-		echo "row-gather"
+		HOW=row-gather
 	fi
 }
 
+# What each phase measured, by PHASE.QUERY.GROUPED: the median time (ms),
+# the way the workers ran it and the bytes they sent.
+declare -A MS WAY SENT LOCAL_MS
 npass=0
 nfail=0
 ntest=0
-TABLE_ROWS=()
 
-# One call, ungrouped and grouped: a TAP line each, one pushdown line, and
-# two rows of the timing table.
-cc_check() {
-	local label=$1 call=$2 worker_call=$3 grouped q_dist q_local t_dist t_local how hows=() suffix
-	for grouped in 0 1; do
-		ntest=$((ntest + 1))
-		suffix=; [ "$grouped" = 0 ] || suffix=" GROUP BY g"
-		q_dist=$(cc_query "$call" t_dist "$grouped")
-		q_local=$(cc_query "$call" t_local "$grouped")
-		how=$(cc_pushdown "$q_dist" "$worker_call")
-		hows+=("$how${suffix:+ with$suffix}")
-		if t_dist=$(cc_time3 "$q_dist" "$CC_DIR/dist.out") &&
-			t_local=$(cc_time3 "$q_local" "$CC_DIR/local.out") &&
-			[ -s "$CC_DIR/local.out" ] && cmp -s "$CC_DIR/dist.out" "$CC_DIR/local.out"; then
-			npass=$((npass + 1))
-			echo "ok $ntest - $label$suffix: distributed = local ($(wc -c <"$CC_DIR/local.out") bytes)"
-		else
-			nfail=$((nfail + 1))
-			echo "not ok $ntest - $label$suffix: distributed answer differs from the local one, or a query failed"
-			t_dist=${t_dist:-failed} t_local=${t_local:-failed}
-		fi
-		TABLE_ROWS+=("| \`$label\`$suffix | $t_dist | $t_local | $(cc_ratio "$t_dist" "$t_local") | $how |")
+# One phase (baseline or now) of one call, ungrouped or grouped: the plan,
+# then the timings, the answer kept in $CC_DIR/PHASE.KEY.out.
+cc_measure() {
+	local phase=$1 key=$2 call=$3 calls=$4 grouped=$5 q
+	q=$(cc_query "$call" t_dist "$grouped")
+	cc_explain "$q" "$calls"
+	WAY[$phase.$key]=$HOW
+	SENT[$phase.$key]=$BYTES
+	MS[$phase.$key]=$(cc_time3 "$q" "$CC_DIR/$phase.$key.out") || MS[$phase.$key]=failed
+}
+
+cc_tap() {
+	if [ "$1" = 0 ]; then
+		npass=$((npass + 1)); echo "ok $ntest - $2"
+	else
+		nfail=$((nfail + 1)); echo "not ok $ntest - $2"
+	fi
+}
+
+# The baseline phase: timings, bytes and plans of every distributed query,
+# as comments.
+cc_baseline_phase() {
+	local i=0 entry label call calls kind k grouped suffix
+	for entry in "${QUERIES[@]}"; do
+		IFS='|' read -r label call calls kind k <<<"$entry"
+		for grouped in 0 1; do
+			suffix=; [ "$grouped" = 0 ] || suffix=" GROUP BY g"
+			cc_measure base "$i.$grouped" "$call" "$calls" "$grouped"
+			echo "# baseline: $label$suffix: ${WAY[base.$i.$grouped]}, ${SENT[base.$i.$grouped]} from the workers, ${MS[base.$i.$grouped]} ms"
+		done
+		i=$((i + 1))
 	done
-	echo "# pushdown: $label: ${hows[0]}; ${hows[1]}"
+}
+
+# The working tree's phase: per call and grouping a TAP test that the
+# distributed answer equals the local one, and for the calls of kind "test"
+# one that the workers aggregate their shards.
+cc_now_phase() {
+	local i=0 entry label call calls kind k grouped suffix key q_local local_ok hows
+	for entry in "${QUERIES[@]}"; do
+		IFS='|' read -r label call calls kind k <<<"$entry"
+		hows=
+		for grouped in 0 1; do
+			suffix=; [ "$grouped" = 0 ] || suffix=" GROUP BY g"
+			key=$i.$grouped
+			cc_measure now "$key" "$call" "$calls" "$grouped"
+			q_local=$(cc_query "$call" t_local "$grouped")
+			LOCAL_MS[$key]=$(cc_time3 "$q_local" "$CC_DIR/local.$key.out") || LOCAL_MS[$key]=failed
+			local_ok=1
+			[ "${MS[now.$key]}" != failed ] && [ "${LOCAL_MS[$key]}" != failed ] && [ -s "$CC_DIR/local.$key.out" ] &&
+				cmp -s "$CC_DIR/now.$key.out" "$CC_DIR/local.$key.out" && local_ok=0
+			ntest=$((ntest + 1))
+			if [ "$local_ok" = 0 ]; then
+				cc_tap 0 "$label$suffix: distributed = local ($(wc -c <"$CC_DIR/local.$key.out") bytes)"
+			else
+				cc_tap 1 "$label$suffix: distributed answer differs from the local one, or a query failed"
+			fi
+			if [ -f "$CC_DIR/base.$key.out" ] && ! cmp -s "$CC_DIR/base.$key.out" "$CC_DIR/local.$key.out"; then
+				echo "# baseline: $label$suffix: its distributed answer differs from the local one"
+			fi
+			if [ "$kind" = test ]; then
+				ntest=$((ntest + 1))
+				if [ "${WAY[now.$key]}" = pushdown ]; then
+					cc_tap 0 "$label$suffix: the workers aggregate their shards (${SENT[now.$key]} sent)"
+				else
+					cc_tap 1 "$label$suffix: ${WAY[now.$key]}: the workers do not aggregate (${SENT[now.$key]} sent)"
+				fi
+			else
+				hows+="${hows:+; }${WAY[now.$key]}${suffix:+ with$suffix}"
+			fi
+		done
+		[ "$kind" = test ] || echo "# pushdown: $label: $hows"
+		i=$((i + 1))
+	done
 }
 
 cc_ratio() {
@@ -349,24 +507,75 @@ cc_machine() {
 	echo "$(nproc) cores of ${cpu:-an unknown CPU}, ${gpu:-no GPU}"
 }
 
+# The goal of a top-k's transfer: k values per shard and group.
+cc_bound() {
+	local k=$1 grouped=$2 n
+	[ -n "$k" ] || return 0
+	n=$((k * shards))
+	if [ "$grouped" = 1 ]; then
+		echo " (goal: at most $((n * NGROUPS)) values, k x shards x $NGROUPS groups)"
+	else
+		echo " (goal: at most $n values, k x shards)"
+	fi
+}
+
 cc_table() {
-	echo "Citus $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'") on $(pg_config --version), gpusort $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'gpusort'"),"
+	local i=0 entry label call calls kind k grouped suffix key
+	echo "Citus $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'") on $(pg_config --version), gpusort $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'gpusort'") ($(git -C "$GS_ROOT" describe --always --dirty 2>/dev/null || echo "working tree")) built with ${make_args[*]}${baseline:+, baseline $baseline (gpusort $BASE_VERSION)},"
 	echo "$rows rows, $shards shards, a coordinator and 2 workers on one machine: $(cc_machine);"
-	echo "median of 3 runs in ms as psql's \\timing reports it (the answer travels to psql too)."
+	echo "median of 3 runs in ms as psql's \\timing reports it (the answer travels to psql too); bytes: Citus's"
+	echo "\"Tuple data received from nodes\" in EXPLAIN ANALYZE (all shards together)."
 	echo
-	echo "| query | distributed ms | local ms | distributed / local | on the workers |"
-	echo "| --- | ---: | ---: | ---: | --- |"
-	printf '%s\n' "${TABLE_ROWS[@]}"
+	if [ -n "$baseline" ]; then
+		echo "| query | local ms | distributed ms, baseline | distributed ms, now | baseline / now | bytes from workers, baseline | bytes from workers, now | on the workers, baseline → now |"
+		echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	else
+		echo "| query | local ms | distributed ms | distributed / local | bytes from workers | on the workers |"
+		echo "| --- | ---: | ---: | ---: | ---: | --- |"
+	fi
+	for entry in "${QUERIES[@]}"; do
+		IFS='|' read -r label call calls kind k <<<"$entry"
+		for grouped in 0 1; do
+			suffix=; [ "$grouped" = 0 ] || suffix=" GROUP BY g"
+			key=$i.$grouped
+			if [ -n "$baseline" ]; then
+				echo "| \`$label\`$suffix | ${LOCAL_MS[$key]} | ${MS[base.$key]} | ${MS[now.$key]} | $(cc_ratio "${MS[base.$key]}" "${MS[now.$key]}") | ${SENT[base.$key]} | ${SENT[now.$key]}$(cc_bound "$k" "$grouped") | ${WAY[base.$key]} → ${WAY[now.$key]} |"
+			else
+				echo "| \`$label\`$suffix | ${LOCAL_MS[$key]} | ${MS[now.$key]} | $(cc_ratio "${MS[now.$key]}" "${LOCAL_MS[$key]}") | ${SENT[now.$key]}$(cc_bound "$k" "$grouped") | ${WAY[now.$key]} |"
+			fi
+		done
+		i=$((i + 1))
+	done
+}
+
+cc_plan() {
+	local entry n=0 kind
+	for entry in "${QUERIES[@]}"; do
+		kind=$(echo "$entry" | cut -d'|' -f4)
+		n=$((n + 2))
+		[ "$kind" != test ] || n=$((n + 2))
+	done
+	echo "1..$n"
 }
 
 [ -z "$explain" ] || : >"$explain"
 cc_start
+cc_create_gpusort
 cc_load
-echo "1..$((${#QUERIES[@]} * 2))"
-for entry in "${QUERIES[@]}"; do
-	IFS='|' read -r label call worker_call <<<"$entry"
-	cc_check "$label" "$call" "$worker_call"
-done
+NGROUPS=$(cc_psql "$port" -A -t -c "SELECT count(DISTINCT g) FROM t_local")
+if [ -n "$baseline" ]; then
+	BASE_VERSION=$(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'gpusort'")
+	gs_log "baseline phase: gpusort $baseline (extension version $BASE_VERSION)"
+	[ -z "$explain" ] || echo "-- baseline $baseline" >>"$explain"
+	cc_baseline_phase
+	gs_build_install "${make_args[@]}"
+	cc_restart
+	cc_create_gpusort
+	gs_log "the working tree's phase: gpusort $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'gpusort'")"
+	[ -z "$explain" ] || echo "-- the working tree" >>"$explain"
+fi
+cc_plan
+cc_now_phase
 echo
 cc_table | tee ${out:+"$out"}
 echo
