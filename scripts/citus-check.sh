@@ -191,20 +191,13 @@ citus_setup
 
 # ------------------------------------------------------------ gpusort builds
 
-# The baseline: REV's tree from git archive in a folder of its own under
-# $TMPDIR (kept, so that a second run only installs), built with the same
-# make arguments as the working tree.
+# The baseline: REV's tree (gs_rev_tree), built with the same make
+# arguments as the working tree.
 BASE_DIR=
 baseline_build() {
-	local sha
-	sha=$(git -C "$GS_ROOT" rev-parse --verify --quiet "$baseline^{commit}") ||
-		{ echo "citus-check.sh: $baseline is no commit of $GS_ROOT" >&2; return 2; }
-	BASE_DIR=${TMPDIR:-/tmp}/gpusort-baseline-${sha:0:12}
-	if [ ! -f "$BASE_DIR/Makefile" ]; then
-		rm -rf "$BASE_DIR" && mkdir -p "$BASE_DIR"
-		git -C "$GS_ROOT" archive "$sha" | tar -x -C "$BASE_DIR"
-	fi
-	gs_log "building the baseline gpusort $baseline ($sha) in $BASE_DIR"
+	gs_rev_tree "$baseline"
+	BASE_DIR=$GS_REV_DIR
+	gs_log "building the baseline gpusort $baseline"
 	make -C "$BASE_DIR" -s -j"$(nproc)" "${make_args[@]}" >/dev/null
 }
 

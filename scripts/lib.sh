@@ -173,3 +173,18 @@ gs_stop_cluster() {
 	fi
 	GS_PGDIR=
 }
+
+# gs_rev_tree REV: the tree of the commit REV of this clone (git archive),
+# unpacked once into $TMPDIR/gpusort-rev-SHA (kept, so that a later build
+# there is incremental); sets GS_REV_DIR to it.
+gs_rev_tree() {
+	local sha
+	sha=$(git -C "$GS_ROOT" rev-parse --verify --quiet "$1^{commit}") ||
+		{ echo "$1 is no commit of $GS_ROOT" >&2; return 2; }
+	GS_REV_DIR=${TMPDIR:-/tmp}/gpusort-rev-${sha:0:12}
+	if [ ! -f "$GS_REV_DIR/Makefile" ]; then
+		rm -rf "$GS_REV_DIR" && mkdir -p "$GS_REV_DIR"
+		git -C "$GS_ROOT" archive "$sha" | tar -x -C "$GS_REV_DIR"
+	fi
+	gs_log "gpusort $1 ($sha) in $GS_REV_DIR"
+}
