@@ -5,22 +5,29 @@
 # per query (distributed answer = local answer), one per plain aggregate that
 # its partial aggregation runs on the workers (read from EXPLAIN (ANALYZE,
 # VERBOSE) of the distributed query; a "# pushdown:" comment for the calls that
-# are reported only), and a markdown table of timings (median of 3) and of the
+# are reported only), and a markdown table of timings (median of --runs) and of the
 # bytes the workers sent to the coordinator.
 #
 #   --rows N        rows of the test table (default 1000000)
 #   --shards N      shards of the distributed table (default 32)
+#   --runs N        timed runs of each query, the median reported (default 3)
 #   --baseline REV  first run every distributed query with gpusort built from
-#                   the commit REV (git archive) installed, on the same cluster
-#                   and data, then with the working tree's; the table compares them
+#                   the commit REV (git archive; or a folder holding its tree)
+#                   installed, on the same cluster and data, then with the
+#                   working tree's; the table compares them
 #   --cuda          build gpusort with CUDA=1 (default CUDA=0); the nodes run
 #                   the GPU server (server mode) with gpusort.device = auto
 #   --out FILE      also write the table to FILE
 #   --explain FILE  write the EXPLAIN (ANALYZE, VERBOSE) of every distributed query to FILE
+#   --logs DIR      keep the three servers' logs there (citus-c.log, -w1, -w2)
 #   --port P        the coordinator's port; the workers take P+1 and P+2 (default 5811)
 #   --no-build      do not build and install gpusort first (not with --baseline,
 #                   which replaces the installed module)
 #   --build-only    build and install Citus and gpusort, start nothing
+#   --pack DIR      after the Citus build, copy it with the libraries it links
+#                   into DIR, for GS_CITUS_BUILD=DIR on a machine of the same
+#                   PostgreSQL without network (e.g. .gpurun/citus); implies
+#                   --build-only
 #
 # Citus is built once from shared/citus (the tarball matching the server's
 # major version, see citus_pick) into $GS_PG_CACHE/citus-VERSION-pgPGVERSION
@@ -37,25 +44,31 @@ source "$(dirname "$0")/lib.sh"
 
 rows=1000000
 shards=32
+runs=3
 out=
 explain=
 port=5811
 build_gpusort=1
 build_only=0
 baseline=
+pack=
+logs=
 make_args=(CUDA=0)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) rows=$2; shift ;;
 	--shards) shards=$2; shift ;;
+	--runs) runs=$2; shift ;;
 	--out) out=$2; shift ;;
 	--explain) explain=$2; shift ;;
+	--logs) logs=$2; shift ;;
 	--port) port=$2; shift ;;
 	--baseline) baseline=$2; shift ;;
 	--cuda) make_args=(CUDA=1) ;;
+	--pack) pack=$2; build_only=1; build_gpusort=0; shift ;;
 	--no-build) build_gpusort=0 ;;
 	--build-only) build_only=1 ;;
-	*) echo "usage: $0 [--rows N] [--shards N] [--baseline REV] [--cuda] [--out FILE] [--explain FILE] [--port P] [--no-build] [--build-only]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--rows N] [--shards N] [--runs N] [--baseline REV] [--cuda] [--out FILE] [--explain FILE] [--logs DIR] [--port P] [--no-build] [--build-only] [--pack DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -151,22 +164,63 @@ citus_install() {
 		return 0
 	fi
 	gs_log "installing Citus from $cache into $lib and $(pg_config --sharedir)/extension"
-	$GS_SUDO cp -a "$image_lib/." "$lib/"
-	$GS_SUDO cp -a "$image_ext/." "$(pg_config --sharedir)/extension/"
-	citus_check_libs "$lib/citus.so"
+	citus_copy_tree "$image_lib" "$lib"
+	citus_copy_tree "$image_ext" "$(pg_config --sharedir)/extension"
 }
 
-# Lists the libraries citus.so links and fails when one is not found (a
-# build carried to another machine).
+# Copies the files of folder FROM into folder TO, each under a temporary name
+# renamed over the old one: a server that has the old citus.so mapped keeps
+# it intact (cp onto it would rewrite it in place and crash that server).
+citus_copy_tree() {
+	local from=$1 to=$2 f
+	(cd "$from" && find . -type f) | while read -r f; do
+		$GS_SUDO mkdir -p "$(dirname "$to/$f")"
+		$GS_SUDO cp -a "$from/$f" "$to/$f.new.$$"
+		$GS_SUDO mv -f "$to/$f.new.$$" "$to/$f"
+	done
+}
+
+# Lists the libraries citus.so links.  One this machine lacks comes from the
+# build folder's deps/ (--pack puts them there) into pkglibdir/citus-deps,
+# which goes on LD_LIBRARY_PATH for the servers; fails when one is found
+# nowhere.
 citus_check_libs() {
-	local so=$1 deps
-	deps=$(LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} ldd "$so")
-	gs_log "$(basename "$so") links: $(echo "$deps" | awk '{ print $1 }' | tr '\n' ' ')"
-	if echo "$deps" | grep -q 'not found'; then
-		echo "citus-check.sh: $so needs libraries this machine lacks:" >&2
-		echo "$deps" | grep 'not found' >&2
-		return 1
-	fi
+	local so=$1 cache=$2 missing m round
+	gs_log "$(basename "$so") links: $(ldd "$so" | awk '{ print $1 }' | tr '\n' ' ')"
+	for round in 1 2 3 4 5 6; do
+		missing=$(ldd "$so" | awk '/not found/ { print $1 }')
+		[ -n "$missing" ] || return 0
+		for m in $missing; do
+			[ -f "$cache/deps/$m" ] ||
+				{ echo "citus-check.sh: $so needs $m, which is neither on this machine nor in $cache/deps" >&2; return 1; }
+			gs_log "$m: not on this machine, taken from $cache/deps"
+			$GS_SUDO mkdir -p "$(pg_config --pkglibdir)/citus-deps"
+			$GS_SUDO cp -L "$cache/deps/$m" "$(pg_config --pkglibdir)/citus-deps/"
+		done
+		export LD_LIBRARY_PATH=$(pg_config --pkglibdir)/citus-deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	done
+	echo "citus-check.sh: $so still misses libraries: $missing" >&2
+	return 1
+}
+
+# --pack DIR: the Citus build for another machine of the same PostgreSQL
+# (one without network or build tools): the install image without headers
+# and LLVM bitcode, and in deps/ every library the Citus modules link except
+# the C library's own and libpq (which comes with PostgreSQL).
+citus_pack() {
+	local cache=$1 dir=$2 lib
+	rm -rf "$dir" && mkdir -p "$dir/deps"
+	cp -a "$cache/root" "$cache/pg_version" "$dir/"
+	rm -rf "$dir/root/usr/include"
+	find "$dir/root" -type d -name bitcode -prune -exec rm -rf {} +
+	for lib in $(find "$dir/root" -name '*.so' -exec ldd {} \; | awk '$3 ~ /^\// { print $3 }' | sort -u); do
+		case $(basename "$lib") in
+		libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | libresolv.so.* | ld-linux*.so.* | libpq.so.*) ;;
+		*) cp -L "$lib" "$dir/deps/" ;;
+		esac
+	done
+	touch "$dir/.complete"
+	gs_log "packed Citus from $cache into $dir ($(du -sh "$dir" | cut -f1), deps: $(ls "$dir/deps" | tr '\n' ' '))"
 }
 
 citus_setup() {
@@ -184,6 +238,9 @@ citus_setup() {
 		citus_build "$version" "$cache"
 	fi
 	citus_install "$cache"
+	citus_check_libs "$(pg_config --pkglibdir)/citus.so" "$cache"
+	citus_check_libs "$(pg_config --pkglibdir)/citus_columnar.so" "$cache"
+	[ -z "$pack" ] || citus_pack "$cache" "$pack"
 }
 
 gs_use_postgres
@@ -209,6 +266,9 @@ baseline_install() {
 if [ -n "$baseline" ]; then
 	baseline_build
 	baseline_install
+	# installed after the baseline's phase; built now, so that a failing
+	# build stops the run before it
+	[ "${GS_PREBUILT:-0}" = 1 ] || make -C "$GS_ROOT" -s -j"$(nproc)" "${make_args[@]}" >/dev/null
 elif [ "$build_gpusort" = 1 ]; then
 	gs_build_install "${make_args[@]}"
 fi
@@ -222,6 +282,10 @@ CC_DIR=
 cc_stop() {
 	local n
 	[ -n "$CC_DIR" ] && [ -d "$CC_DIR" ] || return 0
+	if [ -n "$logs" ]; then
+		mkdir -p "$logs"
+		for n in c w1 w2; do cp "$CC_DIR/$n.log" "$logs/citus-$n.log" 2>/dev/null || true; done
+	fi
 	for n in c w1 w2; do
 		[ -f "$CC_DIR/$n/postmaster.pid" ] &&
 			"${GS_RUN[@]}" pg_ctl -D "$CC_DIR/$n" -m immediate -w stop >/dev/null 2>&1 || true
@@ -259,6 +323,9 @@ max_parallel_workers_per_gather = 0
 jit = off
 gpusort.device = auto
 CONF
+	# three GPU servers share the GPU: a quarter of it each instead of the
+	# default 80% (an H100's 80 GB)
+	[ "${make_args[*]}" != CUDA=1 ] || echo "gpusort.server_memory = 20000" >>"$CC_DIR/$n/postgresql.conf"
 	"${GS_RUN[@]}" pg_ctl -D "$CC_DIR/$n" -l "$CC_DIR/$n.log" -w start >/dev/null ||
 		{ tail -20 "$CC_DIR/$n.log" >&2; return 1; }
 }
@@ -286,12 +353,17 @@ cc_start() {
 		-c "SELECT citus_add_node('localhost', $((port + 2)))" >/dev/null
 }
 
-# Restarts the three nodes (a newly installed gpusort.so is loaded at start:
-# it is in shared_preload_libraries).
-cc_restart() {
+# Installs the working tree's gpusort in place of the baseline's with the
+# three nodes stopped: `make install` rewrites gpusort.so in place, which
+# crashes every server process that has it mapped.
+cc_swap_build() {
 	local n
 	for n in c w1 w2; do
-		"${GS_RUN[@]}" pg_ctl -D "$CC_DIR/$n" -l "$CC_DIR/$n.log" -w restart >/dev/null ||
+		"${GS_RUN[@]}" pg_ctl -D "$CC_DIR/$n" -m fast -w stop >/dev/null
+	done
+	gs_build_install "${make_args[@]}"
+	for n in c w1 w2; do
+		"${GS_RUN[@]}" pg_ctl -D "$CC_DIR/$n" -l "$CC_DIR/$n.log" -w start >/dev/null ||
 			{ tail -20 "$CC_DIR/$n.log" >&2; return 1; }
 	done
 }
@@ -365,21 +437,21 @@ cc_query() {
 	fi
 }
 
-# Runs QUERY three times; the first answer goes to FILE, the median of the
-# three times (ms) to stdout.
-cc_time3() {
-	local q=$1 file=$2 times
-	times=$(cc_psql "$port" -A -t <<SQL | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
-\\timing on
-\\o $file
-$q;
-\\o /dev/null
-$q;
-$q;
-SQL
+# Runs QUERY $runs times; the first answer goes to FILE, the median of the
+# times (ms) to stdout.
+cc_time() {
+	local q=$1 file=$2 times r
+	times=$(
+		{
+			echo '\timing on'
+			echo "\o $file"
+			echo "$q;"
+			echo '\o /dev/null'
+			for ((r = 1; r < runs; r++)); do echo "$q;"; done
+		} | cc_psql "$port" -A -t | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
 	) || return 1
-	[ "$(echo "$times" | wc -l)" -eq 3 ] || return 1
-	echo "$times" | sort -g | sed -n 2p
+	[ "$(echo "$times" | wc -l)" -eq "$runs" ] || return 1
+	echo "$times" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
 # EXPLAIN (ANALYZE, VERBOSE) of a distributed query, once: sets HOW to
@@ -418,7 +490,7 @@ cc_measure() {
 	cc_explain "$q" "$calls"
 	WAY[$phase.$key]=$HOW
 	SENT[$phase.$key]=$BYTES
-	MS[$phase.$key]=$(cc_time3 "$q" "$CC_DIR/$phase.$key.out") || MS[$phase.$key]=failed
+	MS[$phase.$key]=$(cc_time "$q" "$CC_DIR/$phase.$key.out") || MS[$phase.$key]=failed
 }
 
 cc_tap() {
@@ -457,7 +529,7 @@ cc_now_phase() {
 			key=$i.$grouped
 			cc_measure now "$key" "$call" "$calls" "$grouped"
 			q_local=$(cc_query "$call" t_local "$grouped")
-			LOCAL_MS[$key]=$(cc_time3 "$q_local" "$CC_DIR/local.$key.out") || LOCAL_MS[$key]=failed
+			LOCAL_MS[$key]=$(cc_time "$q_local" "$CC_DIR/local.$key.out") || LOCAL_MS[$key]=failed
 			local_ok=1
 			[ "${MS[now.$key]}" != failed ] && [ "${LOCAL_MS[$key]}" != failed ] && [ -s "$CC_DIR/local.$key.out" ] &&
 				cmp -s "$CC_DIR/now.$key.out" "$CC_DIR/local.$key.out" && local_ok=0
@@ -516,7 +588,7 @@ cc_table() {
 	local i=0 entry label call calls kind k grouped suffix key
 	echo "Citus $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'") on $(pg_config --version), gpusort $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'gpusort'") ($(git -C "$GS_ROOT" describe --always --dirty 2>/dev/null || echo "working tree")) built with ${make_args[*]}${baseline:+, baseline $baseline (gpusort $BASE_VERSION)},"
 	echo "$rows rows, $shards shards, a coordinator and 2 workers on one machine: $(cc_machine);"
-	echo "median of 3 runs in ms as psql's \\timing reports it (the answer travels to psql too); bytes: Citus's"
+	echo "median of $runs runs in ms as psql's \\timing reports it (the answer travels to psql too); bytes: Citus's"
 	echo "\"Tuple data received from nodes\" in EXPLAIN ANALYZE (all shards together)."
 	echo
 	if [ -n "$baseline" ]; then
@@ -561,8 +633,7 @@ if [ -n "$baseline" ]; then
 	gs_log "baseline phase: gpusort $baseline (extension version $BASE_VERSION)"
 	[ -z "$explain" ] || echo "-- baseline $baseline" >>"$explain"
 	cc_baseline_phase
-	gs_build_install "${make_args[@]}"
-	cc_restart
+	cc_swap_build
 	cc_create_gpusort
 	gs_log "the working tree's phase: gpusort $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'gpusort'")"
 	[ -z "$explain" ] || echo "-- the working tree" >>"$explain"
