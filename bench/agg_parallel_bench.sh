@@ -22,7 +22,8 @@
 #   --gpu-host      the GPU host: PostgreSQL from .pgbundle/activate.sh in
 #                   /opt/pg, copied once to /opt/pg-agg-base and /opt/pg-agg-now;
 #                   gpusort built with CUDA=1, gpusort.device = gpu
-#   --baseline REV  the baseline commit (default f16115e)
+#   --baseline REV  the baseline commit (default f16115e), or a folder holding
+#                   its tree (scripts/lib.sh gs_rev_tree)
 #   --rows N        rows (default 10000000)
 #   --runs N        timed runs per query and build (default 5)
 #   --workers N     parallel workers (default 8)
