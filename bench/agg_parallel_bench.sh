@@ -21,7 +21,8 @@
 #                   the working tree's: gpusort is installed into each
 #   --gpu-host      the GPU host: PostgreSQL from .pgbundle/activate.sh in
 #                   /opt/pg, copied once to /opt/pg-agg-base and /opt/pg-agg-now;
-#                   gpusort built with CUDA=1, gpusort.device = gpu
+#                   gpusort built with CUDA=1, gpusort.device = gpu,
+#                   gpusort.server_memory = 30000 (MB) in each cluster
 #   --baseline REV  the baseline commit (default f16115e), or a folder holding
 #                   its tree (scripts/lib.sh gs_rev_tree)
 #   --rows N        rows (default 10000000)
@@ -168,6 +169,8 @@ parallel_tuple_cost = 0
 min_parallel_table_scan_size = 0
 jit = off
 CONF
+	# the two clusters' GPU servers share the GPU: 30 GB each of an H100's 80
+	[ "$gpu_host" = 0 ] || echo "gpusort.server_memory = 30000" >>"$dir/data/postgresql.conf"
 	on "$p" "${GS_RUN[@]}" pg_ctl -D "$dir/data" -l "$dir/server.log" -w start >/dev/null ||
 		{ tail -20 "$dir/server.log" >&2; return 1; }
 }
