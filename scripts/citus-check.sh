@@ -185,19 +185,21 @@ citus_copy_tree() {
 # which goes on LD_LIBRARY_PATH for the servers; fails when one is found
 # nowhere.
 citus_check_libs() {
-	local so=$1 cache=$2 missing m round
+	local so=$1 cache=$2 missing m deps_dir
+	deps_dir=$(pg_config --pkglibdir)/citus-deps
 	gs_log "$(basename "$so") links: $(ldd "$so" | awk '{ print $1 }' | tr '\n' ' ')"
-	for round in 1 2 3 4 5 6; do
+	for _ in 1 2 3 4 5 6; do
 		missing=$(ldd "$so" | awk '/not found/ { print $1 }')
 		[ -n "$missing" ] || return 0
 		for m in $missing; do
 			[ -f "$cache/deps/$m" ] ||
 				{ echo "citus-check.sh: $so needs $m, which is neither on this machine nor in $cache/deps" >&2; return 1; }
 			gs_log "$m: not on this machine, taken from $cache/deps"
-			$GS_SUDO mkdir -p "$(pg_config --pkglibdir)/citus-deps"
-			$GS_SUDO cp -L "$cache/deps/$m" "$(pg_config --pkglibdir)/citus-deps/"
+			$GS_SUDO mkdir -p "$deps_dir"
+			$GS_SUDO cp -L "$cache/deps/$m" "$deps_dir/"
 		done
-		export LD_LIBRARY_PATH=$(pg_config --pkglibdir)/citus-deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		LD_LIBRARY_PATH=$deps_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		export LD_LIBRARY_PATH
 	done
 	echo "citus-check.sh: $so still misses libraries: $missing" >&2
 	return 1
