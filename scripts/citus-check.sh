@@ -456,18 +456,29 @@ cc_time() {
 	echo "$times" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
-# EXPLAIN (ANALYZE, VERBOSE) of a distributed query, once: sets HOW to
-# "pushdown" when a worker's query calls one of CALLS (or Citus's
-# worker_partial_agg), "row-gather" when it selects the raw column and the
-# coordinator aggregates every row; BYTES to Citus's "Tuple data received
-# from nodes" (all tasks together, as pg_size_pretty prints it).
+# The plan of a distributed query, once: sets HOW to "pushdown" when a
+# worker's query calls one of CALLS (or Citus's worker_partial_agg),
+# "row-gather" when it selects the raw column and the coordinator aggregates
+# every row; BYTES to what the workers sent.  That is Citus's "Tuple data
+# received from nodes" of EXPLAIN (ANALYZE, VERBOSE) (all tasks together, as
+# pg_size_pretty prints it).  Citus 13.2 cannot EXPLAIN ANALYZE a query whose
+# workers return a partial aggregate (it declares the worker_partial_agg
+# column, a cstring, in a column definition list, which PostgreSQL refuses):
+# then the plan comes from EXPLAIN (VERBOSE) and BYTES from running every
+# task's query on its worker (cc_task_bytes), marked with "≈".
 cc_explain() {
-	local q=$1 calls=$2 plan
+	local q=$1 calls=$2 plan err
 	HOW="explain failed" BYTES=-
-	plan=$(cc_psql "$port" -A -t -c "EXPLAIN (ANALYZE, VERBOSE) $q") || return 0
+	if plan=$(cc_psql "$port" -A -t -c "EXPLAIN (ANALYZE, VERBOSE) $q" 2>"$CC_DIR/explain.err"); then
+		BYTES=$(sed -n 's/^ *Tuple data received from nodes: //p' <<<"$plan" | head -1)
+		BYTES=${BYTES:--}
+	else
+		err=$(head -1 "$CC_DIR/explain.err")
+		plan=$(cc_psql "$port" -A -t -c "SET citus.explain_all_tasks = on" -c "EXPLAIN (VERBOSE) $q") || return 0
+		BYTES="≈ $(cc_task_bytes "$plan") bytes" || BYTES=-
+		gs_log "EXPLAIN ANALYZE failed ($err): bytes from the workers' queries"
+	fi
 	[ -z "$explain" ] || printf '%s\n%s\n\n' "$q" "$plan" >>"$explain"
-	BYTES=$(sed -n 's/^ *Tuple data received from nodes: //p' <<<"$plan" | head -1)
-	BYTES=${BYTES:--}
 	if ! grep -q 'Custom Scan (Citus' <<<"$plan"; then
 		HOW="not distributed"
 	elif grep -qE "^ *Query: .*(${calls//,/|}|worker_partial_agg)\(" <<<"$plan"; then
@@ -475,6 +486,23 @@ cc_explain() {
 	else
 		HOW=row-gather
 	fi
+}
+
+# The bytes the tasks of a plan (EXPLAIN with every task shown) return: each
+# task's query runs again on its worker, and the text of every value of its
+# rows is counted (a partial aggregate's state travels as text; a few bytes
+# differ from Citus's count where it receives a column in binary).
+cc_task_bytes() {
+	local plan=$1 worker total=0 n
+	for worker in $((port + 1)) $((port + 2)); do
+		n=$(awk -v worker="$worker" '
+			/^ *Query: / { sub(/^ *Query: /, ""); query = $0 }
+			/^ *Node: / && $0 ~ ("port=" worker " ") {
+				print "SELECT coalesce(sum(octet_length(e.v)), 0) FROM (" query ") AS r, jsonb_each_text(to_jsonb(r)) AS e(k, v);"
+			}' <<<"$plan" | cc_psql "$worker" -A -t | awk '{ s += $1 } END { print s + 0 }') || return 1
+		total=$((total + n))
+	done
+	echo "$total"
 }
 
 # What each phase measured, by PHASE.QUERY.GROUPED: the median time (ms),
@@ -591,7 +619,8 @@ cc_table() {
 	echo "Citus $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'") on $(pg_config --version), gpusort $(cc_psql "$port" -A -t -c "SELECT extversion FROM pg_extension WHERE extname = 'gpusort'") ($(git -C "$GS_ROOT" describe --always --dirty 2>/dev/null || echo "working tree")) built with ${make_args[*]}${baseline:+, baseline $baseline (gpusort $BASE_VERSION)},"
 	echo "$rows rows, $shards shards, a coordinator and 2 workers on one machine: $(cc_machine);"
 	echo "median of $runs runs in ms as psql's \\timing reports it (the answer travels to psql too); bytes: Citus's"
-	echo "\"Tuple data received from nodes\" in EXPLAIN ANALYZE (all shards together)."
+	echo "\"Tuple data received from nodes\" in EXPLAIN ANALYZE (all shards together); \"≈\": Citus cannot EXPLAIN ANALYZE"
+	echo "it, the text of the rows of every task's query run on its worker."
 	echo
 	if [ -n "$baseline" ]; then
 		echo "| query | local ms | distributed ms, baseline | distributed ms, now | baseline / now | bytes from workers, baseline | bytes from workers, now | on the workers, baseline → now |"
