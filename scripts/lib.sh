@@ -173,3 +173,29 @@ gs_stop_cluster() {
 	fi
 	GS_PGDIR=
 }
+
+# gs_rev_tree REV: the tree of the commit REV of this clone (git archive),
+# unpacked once into $TMPDIR/gpusort-rev-SHA (kept, so that a later build
+# there is incremental); sets GS_REV_DIR to it.  REV may also be a folder
+# that holds such a tree (for a machine that has the files but no git
+# history, e.g. `git archive REV | tar -x -C .gpurun/base` carried there): it
+# is copied with its times into $TMPDIR/gpusort-tree-CKSUM, where the build
+# of an earlier run stays valid.
+gs_rev_tree() {
+	local sha
+	if [ -f "$1/Makefile" ] && [ -f "$1/gpusort.control" ]; then
+		GS_REV_DIR=${TMPDIR:-/tmp}/gpusort-tree-$(cd "$1" && pwd | cksum | cut -d' ' -f1)
+		mkdir -p "$GS_REV_DIR"
+		cp -a "$1/." "$GS_REV_DIR/"
+		gs_log "gpusort from the tree in $1, copied to $GS_REV_DIR"
+		return 0
+	fi
+	sha=$(git -C "$GS_ROOT" rev-parse --verify --quiet "$1^{commit}") ||
+		{ echo "$1 is no commit of $GS_ROOT and no gpusort tree" >&2; return 2; }
+	GS_REV_DIR=${TMPDIR:-/tmp}/gpusort-rev-${sha:0:12}
+	if [ ! -f "$GS_REV_DIR/Makefile" ]; then
+		rm -rf "$GS_REV_DIR" && mkdir -p "$GS_REV_DIR"
+		git -C "$GS_ROOT" archive "$sha" | tar -x -C "$GS_REV_DIR"
+	fi
+	gs_log "gpusort $1 ($sha) in $GS_REV_DIR"
+}
