@@ -856,7 +856,7 @@ copy_sorted(const SortAggState *state, char *dest)
  *
  * Unsorted values are sorted from the state into the result's data area, so
  * the state is left as it was (the final function may run more than once on
- * it); sorted runs are merged in the state first, sorted values copied.
+ * it); sorted values are copied.
  */
 Datum
 gpu_sort_agg_final(PG_FUNCTION_ARGS)
@@ -875,7 +875,11 @@ gpu_sort_agg_final(PG_FUNCTION_ARGS)
 	result = gpusort_new_array(state->elemtype, state->typlen, state->nvalues,
 							   state->nnulls, state->descending, "gpu_sort_agg");
 
-	if (state->nruns >= 2)
+	/*
+	 * Sorted runs merge in the state on the CPU; where the sort would run on
+	 * a GPU, it sorts them into the result directly, as unsorted values.
+	 */
+	if (state->nruns >= 2 && !gpusort_gpu_likely((size_t) state->nvalues))
 		(void) gpusort_agg_sorted(state);
 	if (state->sorted || state->nvalues <= 1)
 	{
