@@ -94,10 +94,32 @@ max_values(int16 typlen)
 	return (int64) (MaxAllocHugeSize / (Size) typlen);
 }
 
+/* The error of a state whose values and NULLs together would pass PG_INT64_MAX. */
+static void
+too_many_rows(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("gpu_sort_agg cannot count more than %lld rows", (long long) PG_INT64_MAX)));
+}
+
+/*
+ * Keeps capacity + nnulls within int64 after nnulls grew: the transition
+ * functions' fast paths append while nvalues < capacity without looking at
+ * nnulls, so this is what keeps nvalues + nnulls from wrapping when a state
+ * (an initial one written by hand) counts nearly PG_INT64_MAX NULLs.  It
+ * only records less room than the buffer has.
+ */
+static inline void
+clamp_capacity(SortAggState *state)
+{
+	state->capacity = Min(state->capacity, PG_INT64_MAX - state->nnulls);
+}
+
 /*
  * Makes room for at least extra more values, doubling the buffer (or more,
  * where that is not enough) up to max_values; the buffer lives in the
- * state's context.
+ * state's context.  Errors when the row count would pass PG_INT64_MAX.
  */
 static void
 reserve(SortAggState *state, int64 extra)
@@ -108,6 +130,8 @@ reserve(SortAggState *state, int64 extra)
 	Assert(extra >= 0 && state->nvalues <= limit);
 	if (extra <= state->capacity - state->nvalues)
 		return;
+	if (extra > PG_INT64_MAX - state->nnulls - state->nvalues)
+		too_many_rows();
 	if (extra > limit - state->nvalues)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -138,6 +162,7 @@ reserve(SortAggState *state, int64 extra)
 		state->values = values;
 	}
 	state->capacity = capacity;
+	clamp_capacity(state);
 }
 
 /*
@@ -300,7 +325,10 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 
 	if (PG_ARGISNULL(argno))
 	{
+		if (state->nnulls == PG_INT64_MAX - state->nvalues)
+			too_many_rows();
 		state->nnulls++;
+		clamp_capacity(state);
 		return;
 	}
 	value = PG_GETARG_DATUM(argno);
@@ -544,9 +572,7 @@ check_combinable(const SortAggState *state1, const SortAggView *state2)
 	if (pg_add_s64_overflow(state1->nvalues, state2->nvalues, &nvalues) ||
 		pg_add_s64_overflow(state1->nnulls, state2->nnulls, &nnulls) ||
 		pg_add_s64_overflow(nvalues, nnulls, &nrows))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpu_sort_agg cannot count more than %lld rows", (long long) PG_INT64_MAX)));
+		too_many_rows();
 }
 
 /* How many sorted runs the state's values are: 0 when they are not runs. */
@@ -614,6 +640,7 @@ gpusort_agg_append_view(SortAggState *state, const SortAggView *view)
 
 	append_values(state, view->values, view->nvalues);
 	state->nnulls += view->nnulls;
+	clamp_capacity(state);
 	if (keep_runs)
 		add_runs(state, old_nruns, start, view);
 	if (state->limit >= 0)
@@ -824,6 +851,7 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	}
 	append_values(state, data + sizeof(header) + param_len, header.nvalues);
 	state->nnulls = header.nnulls;
+	clamp_capacity(state);
 	PG_RETURN_POINTER(state);
 }
 
