@@ -50,7 +50,13 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_serialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_deserialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
-#define AGG_INITIAL_CAPACITY 64
+/*
+ * A state's first buffer of values: 256 bytes (64 int4), which fit beside the
+ * state in the first 1 kB block of its memory context, so that a group of a
+ * few rows costs that one block (a larger first buffer took a second block
+ * per group).
+ */
+#define AGG_INITIAL_BYTES 256
 
 /* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
 #define AGG_PRUNE_MIN 1024
@@ -137,8 +143,10 @@ reserve(SortAggState *state, int64 extra)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("gpu_sort_agg cannot hold more than %lld values of %s",
 						(long long) limit, format_type_be(state->elemtype))));
-	capacity = Max(state->capacity, AGG_INITIAL_CAPACITY);
-	capacity = capacity > limit / 2 ? limit : capacity * 2;
+	if (state->capacity == 0)
+		capacity = AGG_INITIAL_BYTES / state->typlen;
+	else
+		capacity = state->capacity > limit / 2 ? limit : state->capacity * 2;
 	capacity = Min(capacity, state->prune_at);	/* a limited state never holds more */
 	capacity = Max(capacity, state->nvalues + extra);
 
