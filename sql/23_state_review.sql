@@ -45,6 +45,30 @@ JOIN (SELECT g, percentile_cont(0.5) WITHIN GROUP (ORDER BY x) med, mode() WITHI
 			 percentile_disc(0.3) WITHIN GROUP (ORDER BY x) disc, percentile_cont(0.3) WITHIN GROUP (ORDER BY x) cont
 	  FROM rv GROUP BY g) b USING (g);
 
+-- The same in parallel workers: the leader combines the workers' sorted
+-- partial states as runs; gpu_median reads its ranks across the runs, then
+-- gpu_mode_agg merges them in the shared state, then the percentiles read it
+-- merged.
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT count(*) FILTER (WHERE l ~ 'Partial') > 0 AS partial_plan
+FROM rv_plan('COSTS OFF', 'SELECT g, gpu_median(x) FROM rv GROUP BY g') l;
+SELECT count(*) AS groups,
+	   count(*) FILTER (WHERE a.med IS DISTINCT FROM b.med OR a.mo IS DISTINCT FROM b.mo
+						OR a.disc IS DISTINCT FROM b.disc OR a.cont IS DISTINCT FROM b.cont) AS mismatches
+FROM (SELECT g, gpu_median(x) med, gpu_mode_agg(x) mo, gpu_percentile_disc_agg(x, 0.3) disc,
+			 gpu_percentile_cont_agg(x, 0.3) cont
+	  FROM rv GROUP BY g) a
+JOIN (SELECT g, percentile_cont(0.5) WITHIN GROUP (ORDER BY x) med, mode() WITHIN GROUP (ORDER BY x) mo,
+			 percentile_disc(0.3) WITHIN GROUP (ORDER BY x) disc, percentile_cont(0.3) WITHIN GROUP (ORDER BY x) cont
+	  FROM rv GROUP BY g) b USING (g);
+RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
+RESET parallel_tuple_cost;
+RESET parallel_setup_cost;
+
 -- Running window aggregates: the final function runs once per row on a state
 -- that grows between the calls (and that an earlier call sorted).
 SELECT count(*) AS rows,
