@@ -99,6 +99,12 @@ JOIN (SELECT i, (SELECT array_agg(s ORDER BY s) FROM rv r2 WHERE r2.i BETWEEN r.
 			  WHERE r2.i BETWEEN r.i - 4 AND least(r.i + 2, 400)) med
 	  FROM rv r WHERE i <= 400) r USING (i);
 
+-- The planner sizes a hash aggregation by the aggregates' SSPACE: each
+-- state takes at least the 1 kB first block of its memory context.
+SELECT count(*) AS aggregates, count(*) FILTER (WHERE aggtransspace >= 1024) AS with_space
+FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
+WHERE a.aggtranstype = 'gpusort_state'::regtype AND p.proname LIKE 'gpu\_%';
+
 -- Hash aggregation that spills to disk, with a few thousand groups.
 SET work_mem = '64kB';
 SET hash_mem_multiplier = 1;
