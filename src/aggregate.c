@@ -50,7 +50,13 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_serialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_deserialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
-#define AGG_INITIAL_CAPACITY 64
+/*
+ * A state's first buffer of values: 256 bytes (64 int4), which fit beside the
+ * state in the first 1 kB block of its memory context, so that a group of a
+ * few rows costs that one block (a larger first buffer took a second block
+ * per group).
+ */
+#define AGG_INITIAL_BYTES 256
 
 /* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
 #define AGG_PRUNE_MIN 1024
@@ -94,10 +100,32 @@ max_values(int16 typlen)
 	return (int64) (MaxAllocHugeSize / (Size) typlen);
 }
 
+/* The error of a state whose values and NULLs together would pass PG_INT64_MAX. */
+static void
+too_many_rows(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("gpu_sort_agg cannot count more than %lld rows", (long long) PG_INT64_MAX)));
+}
+
+/*
+ * Keeps capacity + nnulls within int64 after nnulls grew: the transition
+ * functions' fast paths append while nvalues < capacity without looking at
+ * nnulls, so this is what keeps nvalues + nnulls from wrapping when a state
+ * (an initial one written by hand) counts nearly PG_INT64_MAX NULLs.  It
+ * only records less room than the buffer has.
+ */
+static inline void
+clamp_capacity(SortAggState *state)
+{
+	state->capacity = Min(state->capacity, PG_INT64_MAX - state->nnulls);
+}
+
 /*
  * Makes room for at least extra more values, doubling the buffer (or more,
  * where that is not enough) up to max_values; the buffer lives in the
- * state's context.
+ * state's context.  Errors when the row count would pass PG_INT64_MAX.
  */
 static void
 reserve(SortAggState *state, int64 extra)
@@ -108,13 +136,17 @@ reserve(SortAggState *state, int64 extra)
 	Assert(extra >= 0 && state->nvalues <= limit);
 	if (extra <= state->capacity - state->nvalues)
 		return;
+	if (extra > PG_INT64_MAX - state->nnulls - state->nvalues)
+		too_many_rows();
 	if (extra > limit - state->nvalues)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("gpu_sort_agg cannot hold more than %lld values of %s",
 						(long long) limit, format_type_be(state->elemtype))));
-	capacity = Max(state->capacity, AGG_INITIAL_CAPACITY);
-	capacity = capacity > limit / 2 ? limit : capacity * 2;
+	if (state->capacity == 0)
+		capacity = AGG_INITIAL_BYTES / state->typlen;
+	else
+		capacity = state->capacity > limit / 2 ? limit : state->capacity * 2;
 	capacity = Min(capacity, state->prune_at);	/* a limited state never holds more */
 	capacity = Max(capacity, state->nvalues + extra);
 
@@ -138,6 +170,7 @@ reserve(SortAggState *state, int64 extra)
 		state->values = values;
 	}
 	state->capacity = capacity;
+	clamp_capacity(state);
 }
 
 /*
@@ -300,7 +333,10 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 
 	if (PG_ARGISNULL(argno))
 	{
+		if (state->nnulls == PG_INT64_MAX - state->nvalues)
+			too_many_rows();
 		state->nnulls++;
+		clamp_capacity(state);
 		return;
 	}
 	value = PG_GETARG_DATUM(argno);
@@ -544,9 +580,7 @@ check_combinable(const SortAggState *state1, const SortAggView *state2)
 	if (pg_add_s64_overflow(state1->nvalues, state2->nvalues, &nvalues) ||
 		pg_add_s64_overflow(state1->nnulls, state2->nnulls, &nnulls) ||
 		pg_add_s64_overflow(nvalues, nnulls, &nrows))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpu_sort_agg cannot count more than %lld rows", (long long) PG_INT64_MAX)));
+		too_many_rows();
 }
 
 /* How many sorted runs the state's values are: 0 when they are not runs. */
@@ -614,6 +648,7 @@ gpusort_agg_append_view(SortAggState *state, const SortAggView *view)
 
 	append_values(state, view->values, view->nvalues);
 	state->nnulls += view->nnulls;
+	clamp_capacity(state);
 	if (keep_runs)
 		add_runs(state, old_nruns, start, view);
 	if (state->limit >= 0)
@@ -824,6 +859,7 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	}
 	append_values(state, data + sizeof(header) + param_len, header.nvalues);
 	state->nnulls = header.nnulls;
+	clamp_capacity(state);
 	PG_RETURN_POINTER(state);
 }
 

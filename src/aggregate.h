@@ -43,7 +43,8 @@ typedef struct SortAggState
 								 * last ending at nvalues; 0: no runs */
 	int64	   *run_starts;		/* room for 2 GPUSORT_AGG_MAX_RUNS + 1, or NULL */
 	int64		nvalues;		/* non-NULL values in values */
-	int64		nnulls;			/* nvalues + nnulls never overflows */
+	int64		nnulls;			/* nvalues + nnulls never overflows, nor does
+								 * capacity + nnulls */
 	int64		capacity;		/* values has room for this many */
 	char	   *values;
 	char	   *param;			/* the constant argument, MAXALIGNed bytes, or NULL */

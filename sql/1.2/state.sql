@@ -24,6 +24,11 @@ CREATE TYPE gpusort_state (
 	INTERNALLENGTH = VARIABLE, ALIGNMENT = double, STORAGE = extended);
 COMMENT ON TYPE gpusort_state IS 'partial state of gpusort''s plain aggregates: values (sorted when it leaves its process), NULL count, direction and constant argument';
 
+-- Each aggregate's state takes at least the 1 kB first block of its memory
+-- context (SSPACE, as the planner assumes for array_append's expanded
+-- array): without it the planner would size a hash aggregation by the 32
+-- bytes it guesses for a varlena type.
+
 -- Not STRICT: a NULL state is handled in C.
 CREATE FUNCTION gpu_sort_agg_combine(gpusort_state, gpusort_state) RETURNS gpusort_state
 AS 'MODULE_PATHNAME', 'gpu_sort_agg_combine_state' LANGUAGE C PARALLEL SAFE;
@@ -44,10 +49,10 @@ CREATE FUNCTION gpu_sort_agg_final_@T@(gpusort_state)
 RETURNS @A@ AS 'MODULE_PATHNAME', 'gpu_sort_agg_final' LANGUAGE C PARALLEL SAFE;
 CREATE OR REPLACE AGGREGATE gpu_sort_agg(@T@) (
 	SFUNC = gpu_sort_agg_transfn, STYPE = gpusort_state, FINALFUNC = gpu_sort_agg_final_@T@,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 CREATE OR REPLACE AGGREGATE gpu_sort_agg(@T@, bool) (
 	SFUNC = gpu_sort_agg_transfn, STYPE = gpusort_state, FINALFUNC = gpu_sort_agg_final_@T@,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 
 CREATE FUNCTION gpu_topk_agg_transfn(gpusort_state, @T@, int)
 RETURNS gpusort_state AS 'MODULE_PATHNAME', 'gpu_topk_agg_transfn_state' LANGUAGE C PARALLEL SAFE;
@@ -57,10 +62,10 @@ CREATE FUNCTION gpu_topk_agg_final_@T@(gpusort_state)
 RETURNS @A@ AS 'MODULE_PATHNAME', 'gpu_topk_agg_final' LANGUAGE C PARALLEL SAFE;
 CREATE OR REPLACE AGGREGATE gpu_topk_agg(@T@, int) (
 	SFUNC = gpu_topk_agg_transfn, STYPE = gpusort_state, FINALFUNC = gpu_topk_agg_final_@T@,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 CREATE OR REPLACE AGGREGATE gpu_topk_agg(@T@, int, bool) (
 	SFUNC = gpu_topk_agg_transfn, STYPE = gpusort_state, FINALFUNC = gpu_topk_agg_final_@T@,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 
 CREATE FUNCTION gpu_collect_transfn(gpusort_state, @T@)
 RETURNS gpusort_state AS 'MODULE_PATHNAME', 'gpu_sort_agg_transfn_state' LANGUAGE C PARALLEL SAFE;
@@ -77,25 +82,25 @@ RETURNS @T@ AS 'MODULE_PATHNAME', 'gpu_mode_final' LANGUAGE C PARALLEL SAFE;
 CREATE OR REPLACE AGGREGATE gpu_percentile_disc_agg(@T@, float8) (
 	SFUNC = gpu_percentile_transfn, STYPE = gpusort_state,
 	FINALFUNC = gpu_percentile_disc_agg_final, FINALFUNC_EXTRA,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 CREATE OR REPLACE AGGREGATE gpu_percentile_disc_agg(@T@, float8[]) (
 	SFUNC = gpu_percentile_transfn, STYPE = gpusort_state,
 	FINALFUNC = gpu_percentile_disc_agg_final, FINALFUNC_EXTRA,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 CREATE OR REPLACE AGGREGATE gpu_mode_agg(@T@) (
 	SFUNC = gpu_collect_transfn, STYPE = gpusort_state,
 	FINALFUNC = gpu_mode_final, FINALFUNC_EXTRA,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 -- @end
 
 -- @each int2 int4 int8 float4 float8
 CREATE OR REPLACE AGGREGATE gpu_percentile_cont_agg(@T@, float8) (
 	SFUNC = gpu_percentile_transfn, STYPE = gpusort_state, FINALFUNC = gpu_percentile_cont_agg_final,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 CREATE OR REPLACE AGGREGATE gpu_percentile_cont_agg(@T@, float8[]) (
 	SFUNC = gpu_percentile_transfn, STYPE = gpusort_state, FINALFUNC = gpu_percentile_cont_multi_agg_final,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 CREATE OR REPLACE AGGREGATE gpu_median(@T@) (
 	SFUNC = gpu_collect_transfn, STYPE = gpusort_state, FINALFUNC = gpu_median_final,
-	COMBINEFUNC = gpu_sort_agg_combine, PARALLEL = SAFE);
+	COMBINEFUNC = gpu_sort_agg_combine, SSPACE = 1024, PARALLEL = SAFE);
 -- @end
