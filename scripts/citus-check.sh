@@ -20,6 +20,7 @@
 #   --out FILE      also write the table to FILE
 #   --explain FILE  write the EXPLAIN (ANALYZE, VERBOSE) of every distributed query to FILE
 #   --logs DIR      keep the three servers' logs there (citus-c.log, -w1, -w2)
+#   --only REGEX    only the calls whose label matches (grep -E), e.g. for 10^7 rows
 #   --port P        the coordinator's port; the workers take P+1 and P+2 (default 5811)
 #   --no-build      do not build and install gpusort first (not with --baseline,
 #                   which replaces the installed module)
@@ -53,6 +54,7 @@ build_only=0
 baseline=
 pack=
 logs=
+only=
 make_args=(CUDA=0)
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -62,13 +64,14 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift ;;
 	--explain) explain=$2; shift ;;
 	--logs) logs=$2; shift ;;
+	--only) only=$2; shift ;;
 	--port) port=$2; shift ;;
 	--baseline) baseline=$2; shift ;;
 	--cuda) make_args=(CUDA=1) ;;
 	--pack) pack=$2; build_only=1; build_gpusort=0; shift ;;
 	--no-build) build_gpusort=0 ;;
 	--build-only) build_only=1 ;;
-	*) echo "usage: $0 [--rows N] [--shards N] [--runs N] [--baseline REV] [--cuda] [--out FILE] [--explain FILE] [--logs DIR] [--port P] [--no-build] [--build-only] [--pack DIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--rows N] [--shards N] [--runs N] [--baseline REV] [--cuda] [--out FILE] [--explain FILE] [--logs DIR] [--only REGEX] [--port P] [--no-build] [--build-only] [--pack DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -428,6 +431,15 @@ QUERIES=(
 	"gpu_mode() WITHIN GROUP (d)|gpu_mode() WITHIN GROUP (ORDER BY d)|gpu_mode|report|"
 	"gpu_sort(array_agg(i8))|gpu_sort(array_agg(i8))|gpu_sort_agg,array_agg|test|"
 )
+
+# --only REGEX: the calls whose label matches (grep -E), for a long run at many rows
+if [ -n "$only" ]; then
+	kept=()
+	for entry in "${QUERIES[@]}"; do
+		grep -qE -- "$only" <<<"${entry%%|*}" && kept+=("$entry")
+	done
+	QUERIES=("${kept[@]}")
+fi
 
 # The query of a call on TABLE, ungrouped or GROUP BY g.
 cc_query() {

@@ -88,15 +88,24 @@ gpu_percentile_transfn_step(FunctionCallInfo fcinfo)
 	SortAggState *state = gpusort_agg_state(fcinfo, "gpu_percentile_transfn", false);
 	bool		is_array;
 
-	/* the fraction's type, looked up once per query rather than per row */
-	if (fcinfo->flinfo->fn_extra == NULL)
+	/*
+	 * The fraction's type: the kind of the fraction the state keeps, after
+	 * its first row (Citus's worker_partial_agg sets the call up afresh for
+	 * each row, so nothing cached in it lasts); else looked up once per query.
+	 */
+	if (state->param != NULL && state->param[0] != FRACTION_NULL)
+		is_array = state->param[0] == FRACTION_ARRAY;
+	else
 	{
-		bool	   *cached = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(bool));
+		if (fcinfo->flinfo->fn_extra == NULL)
+		{
+			bool	   *cached = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(bool));
 
-		*cached = gpusort_fn_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
-		fcinfo->flinfo->fn_extra = cached;
+			*cached = gpusort_fn_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
+			fcinfo->flinfo->fn_extra = cached;
+		}
+		is_array = *(bool *) fcinfo->flinfo->fn_extra;
 	}
-	is_array = *(bool *) fcinfo->flinfo->fn_extra;
 
 	gpusort_agg_add(state, fcinfo, 1);
 
