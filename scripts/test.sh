@@ -20,7 +20,9 @@
 # TAP line of scripts/readme-check.sh (the README's SQL examples, on each
 # PostgreSQL; GS_SKIP_README=1 leaves them out), and PostgreSQL's own
 # regression suite with gpusort's node forced on, one per PostgreSQL
-# (scripts/pg-regress-suite.sh; GS_SKIP_PG_SUITE=1 leaves it out).
+# (scripts/pg-regress-suite.sh; GS_SKIP_PG_SUITE=1 leaves it out), each TAP
+# line of scripts/package-check.sh (GS_SKIP_PACKAGE=1) and of
+# scripts/citus-check.sh at 10^5 rows on Debian's 15 (GS_SKIP_CITUS=1).
 # The subtotals of the programs show as "N ok, N not ok", so that the last
 # line is the only one of the form "N passed, N failed".
 set -euo pipefail
@@ -167,6 +169,28 @@ if [ "${GS_SKIP_PACKAGE:-0}" != 1 ] && [ -f scripts/package-check.sh ]; then
 		failed=$((failed + 1))		# the check itself did not finish
 	fi
 	rm -f "$plog"
+fi
+
+# Citus: every aggregate and function on a coordinator and two workers against
+# a local table, and that the plain aggregates are pushed down
+# (scripts/citus-check.sh builds Citus once into /var/cache/gpusort), on
+# Debian's PostgreSQL 15 at 10^5 rows; GS_SKIP_CITUS=1 leaves it out
+if [ "${GS_SKIP_CITUS:-0}" != 1 ] && [ -x /usr/lib/postgresql/15/bin/pg_config ] && [ -f scripts/citus-check.sh ]; then
+	gs_log "Citus (scripts/citus-check.sh, PostgreSQL 15, 10^5 rows)"
+	clog=$(mktemp)
+	rc=0
+	PATH=/usr/lib/postgresql/15/bin:$PATH bash scripts/citus-check.sh --rows 100000 --runs 1 2>&1 |
+		tee "$clog" | subtotals || rc=$?
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$clog" | tail -1 || true)
+	if [ "$rc" = 3 ] && [ -z "$line" ]; then
+		gs_log "SKIPPED: Citus (its sources are missing)"
+	elif [ -n "$line" ]; then
+		passed=$((passed + $(echo "$line" | awk '{print $1}')))
+		failed=$((failed + $(echo "$line" | awk '{print $3}')))
+	else
+		failed=$((failed + 1))		# the check itself did not finish
+	fi
+	rm -f "$clog"
 fi
 
 [ -z "$skipped" ] || gs_log "SKIPPED: the pg_regress suite against PostgreSQL$skipped (no source)"

@@ -136,10 +136,16 @@ gpusort_agg_arg_in_memory(FunctionCallInfo fcinfo)
 	if (PG_ARGISNULL(0))
 		return NULL;
 	p = DatumGetPointer(PG_GETARG_DATUM(0));
+	if (VARATT_IS_EXTERNAL_EXPANDED_RW(p))
+	{
+		/* DatumGetEOHP, inline: this runs for every row */
+		varatt_expanded ptr;
+
+		memcpy(&ptr, VARDATA_EXTERNAL(p), sizeof(ptr));
+		return (SortAggState *) ptr.eohptr;
+	}
 	if (*(const int32 *) p == EOH_HEADER_MAGIC)
 		return (SortAggState *) p;
-	if (VARATT_IS_EXTERNAL_EXPANDED_RW(p))
-		return (SortAggState *) DatumGetEOHP(PointerGetDatum(p));
 	return NULL;
 }
 
