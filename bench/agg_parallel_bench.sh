@@ -123,19 +123,6 @@ setup_installs() {
 
 # ------------------------------------------------------------ the clusters
 
-server_user() {
-	GS_RUN=()
-	[ "$(id -u)" -eq 0 ] || return 0
-	for GS_OWNER in postgres pgrun; do
-		id "$GS_OWNER" >/dev/null 2>&1 && break
-		GS_OWNER=
-	done
-	if [ -z "$GS_OWNER" ]; then
-		GS_OWNER=gpusort
-		id "$GS_OWNER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$GS_OWNER"
-	fi
-	GS_RUN=(gs_as_owner)
-}
 
 stop_clusters() {
 	local p
@@ -277,7 +264,7 @@ table() {
 }
 
 setup_installs
-server_user
+gs_server_user
 trap stop_clusters EXIT
 trap 'exit 130' INT TERM
 declare -A SUM

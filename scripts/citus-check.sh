@@ -299,19 +299,6 @@ cc_stop() {
 	CC_DIR=
 }
 
-cc_server_user() {
-	GS_RUN=()
-	[ "$(id -u)" -eq 0 ] || return 0
-	for GS_OWNER in postgres pgrun; do
-		id "$GS_OWNER" >/dev/null 2>&1 && break
-		GS_OWNER=
-	done
-	if [ -z "$GS_OWNER" ]; then
-		GS_OWNER=gpusort
-		id "$GS_OWNER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$GS_OWNER"
-	fi
-	GS_RUN=(gs_as_owner)
-}
 
 cc_start_node() {
 	local n=$1 p=$2
@@ -342,7 +329,7 @@ cc_psql() {
 
 cc_start() {
 	local i=0 n
-	cc_server_user
+	gs_server_user
 	CC_DIR=$(mktemp -d /tmp/gpusort-citus.XXXXXX)
 	[ "$(id -u)" -ne 0 ] || chown "$GS_OWNER" "$CC_DIR"
 	trap cc_stop EXIT

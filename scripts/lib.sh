@@ -121,22 +121,32 @@ gs_build_install() {
 # 'gpusort': one GPU server process for every backend) unless GS_SERVER_MODE=0,
 # which gives the per-backend mode.
 # gs_stop_cluster (set as an EXIT trap here) stops it and removes it.
+# The user that servers run as, since PostgreSQL refuses root: as root,
+# postgres or pgrun where one exists, else a system user gpusort (made here);
+# sets GS_OWNER and GS_RUN (the command prefix, gs_as_owner) for it.  Not
+# root: the caller, GS_RUN empty.
+gs_server_user() {
+	GS_RUN=()
+	GS_OWNER=
+	[ "$(id -u)" -eq 0 ] || return 0
+	for GS_OWNER in postgres pgrun; do
+		id "$GS_OWNER" >/dev/null 2>&1 && break
+		GS_OWNER=
+	done
+	if [ -z "$GS_OWNER" ]; then
+		GS_OWNER=gpusort
+		id "$GS_OWNER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$GS_OWNER"
+	fi
+	GS_RUN=(gs_as_owner)
+}
+
 gs_start_cluster() {
 	local owner
 	GS_PGDIR=$(mktemp -d /tmp/gpusort-pg.XXXXXX)
-	GS_RUN=()
-	if [ "$(id -u)" -eq 0 ]; then
-		for owner in postgres pgrun; do
-			id "$owner" >/dev/null 2>&1 && break
-			owner=
-		done
-		if [ -z "$owner" ]; then
-			owner=gpusort
-			id "$owner" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$owner"
-		fi
+	gs_server_user
+	if [ -n "$GS_OWNER" ]; then
+		owner=$GS_OWNER
 		chown "$owner" "$GS_PGDIR"
-		GS_OWNER=$owner
-		GS_RUN=(gs_as_owner)
 	else
 		owner=$(id -un)
 	fi
