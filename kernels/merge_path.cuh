@@ -221,6 +221,19 @@ gs_merge_tile_store(const K *sk, const uint32_t *sv, size_t base, int count, boo
 	}
 }
 
+/* Where pass tile t of a pass lies in its pair of runs (from the kernel's parameters alone). */
+struct gs_merge_span
+{
+	size_t		out_begin,
+				pair_start,
+				a_end,			/* end of the left run, start of the right one */
+				la,				/* the two runs' lengths */
+				lb,
+				diag0,			/* the tile's first and last output within the pair, plus one */
+				diag1;
+	int			total;			/* outputs of the tile */
+};
+
 /* Where pass tile t of a pass lies: its place in the output, its two pieces and its length. */
 struct gs_merge_tile
 {
@@ -232,34 +245,54 @@ struct gs_merge_tile
 };
 
 /*
- * Pass tile t of tile keys in the pass that merges runs of length run into
- * runs of 2*run.  Its start and end in the left run (its merge-path split)
- * come from splits[] (the partition kernel's; a tile that ends its pair ends
- * at the left run's end), or, when FUSED, are searched here by warps 0 and 1
- * while the other warps wait (every thread of the block calls it then).
+ * The span of pass tile t of tile keys in the pass that merges runs of
+ * length run into runs of 2*run.  It reads no memory, so that a pass kernel
+ * computes it before gs_pdl_wait(), while the kernel before it finishes.
+ */
+static __device__ __forceinline__ gs_merge_span
+gs_merge_tile_span(size_t t, int tile, size_t n, size_t run)
+{
+	gs_merge_span p;
+	size_t		b_end;
+
+	p.out_begin = t * (size_t) tile;
+	p.pair_start = p.out_begin / (2 * run) * (2 * run);
+	p.a_end = min(p.pair_start + run, n);
+	b_end = min(p.pair_start + 2 * run, n);
+	p.la = p.a_end - p.pair_start;
+	p.lb = b_end - p.a_end;
+	p.diag0 = p.out_begin - p.pair_start;
+	p.diag1 = min(p.diag0 + tile, p.la + p.lb);
+	p.total = (int) (p.diag1 - p.diag0);
+	return p;
+}
+
+/* A pass tile's split of its pair: where it starts in the left run, and how many of its outputs come from there. */
+struct gs_merge_cut
+{
+	size_t		split0;
+	int			na;
+};
+
+/*
+ * The cut of pass tile t, whose span is p: its start and end in the left
+ * run (its merge-path split) come from splits[] (the partition kernel's; a
+ * tile that ends its pair ends at the left run's end), or, when FUSED, are
+ * searched here by warps 0 and 1 while the other warps wait (every thread
+ * of the block calls it then).
  */
 template <typename K, bool PAIR, bool FUSED>
-static __device__ __forceinline__ gs_merge_tile
-gs_merge_tile_find(size_t t, int tile, const K *keys, const uint32_t *vals, size_t n, size_t run,
-				   const size_t *splits)
+static __device__ __forceinline__ gs_merge_cut
+gs_merge_tile_split(const gs_merge_span &p, size_t t, const K *keys, const uint32_t *vals, const size_t *splits)
 {
-	gs_merge_tile g;
-	const size_t out_begin = t * (size_t) tile;
-	const size_t pair_start = out_begin / (2 * run) * (2 * run);
-	const size_t a_end = min(pair_start + run, n);
-	const size_t b_end = min(pair_start + 2 * run, n);
-	const size_t la = a_end - pair_start;
-	const size_t lb = b_end - a_end;
-	const size_t diag0 = out_begin - pair_start;
-	const size_t diag1 = min(diag0 + tile, la + lb);
-	size_t		split0,
-				split1;
+	gs_merge_cut c;
+	size_t		split1;
 
 	if constexpr (!FUSED)
 	{
 		/* the same two addresses for every thread: one load per warp each */
-		split0 = splits[t];
-		split1 = diag1 == la + lb ? la : splits[t + 1];
+		c.split0 = splits[t];
+		split1 = p.diag1 == p.la + p.lb ? p.la : splits[t + 1];
 	}
 	else
 	{
@@ -268,23 +301,44 @@ gs_merge_tile_find(size_t t, int tile, const K *keys, const uint32_t *vals, size
 
 		if (tid < 64)
 		{
-			size_t		d = tid < 32 ? diag0 : diag1;
-			size_t		s = gs_group_merge_path<K, PAIR, 32>(keys + pair_start, vals + pair_start, la,
-															 keys + a_end, vals + a_end, lb, d);
+			size_t		d = tid < 32 ? p.diag0 : p.diag1;
+			size_t		s = gs_group_merge_path<K, PAIR, 32>(keys + p.pair_start, vals + p.pair_start, p.la,
+															 keys + p.a_end, vals + p.a_end, p.lb, d);
 
 			if ((tid & 31) == 0)
 				split_found[tid >> 5] = s;
 		}
 		__syncthreads();
-		split0 = split_found[0];
+		c.split0 = split_found[0];
 		split1 = split_found[1];
 	}
-	g.out_begin = out_begin;
-	g.a0 = pair_start + split0;
-	g.b0 = a_end + (diag0 - split0);
-	g.total = (int) (diag1 - diag0);
-	g.na = (int) (split1 - split0);
+	c.na = (int) (split1 - c.split0);
+	return c;
+}
+
+/* The tile of span p cut at c. */
+static __device__ __forceinline__ gs_merge_tile
+gs_merge_tile_at(const gs_merge_span &p, const gs_merge_cut &c)
+{
+	gs_merge_tile g;
+
+	g.out_begin = p.out_begin;
+	g.a0 = p.pair_start + c.split0;
+	g.b0 = p.a_end + (p.diag0 - c.split0);
+	g.total = p.total;
+	g.na = c.na;
 	return g;
+}
+
+/* gs_merge_tile_split of pass tile t of tile keys in the pass over runs of length run. */
+template <typename K, bool PAIR, bool FUSED>
+static __device__ __forceinline__ gs_merge_tile
+gs_merge_tile_find(size_t t, int tile, const K *keys, const uint32_t *vals, size_t n, size_t run,
+				   const size_t *splits)
+{
+	const gs_merge_span p = gs_merge_tile_span(t, tile, n, run);
+
+	return gs_merge_tile_at(p, gs_merge_tile_split<K, PAIR, FUSED>(p, t, keys, vals, splits));
 }
 
 /*
@@ -482,12 +536,16 @@ gs_merge_partition_kernel(const K *keys, const uint32_t *vals, size_t n, size_t 
  * One pairwise merge pass: sorted runs of length run become runs of 2*run.
  * Block = one output tile of THREADS*ITEMS elements, which never straddles
  * two pairs (2*run is a multiple of the tile); its split comes from splits[]
- * or, FUSED, from the block's own search (gs_merge_tile_find).  The block
+ * or, FUSED, from the block's own search (gs_merge_tile_split).  The block
  * stages the right piece a random 0 .. 31 elements after the left one, each
  * thread merges its ITEMS outputs forwards or backwards (drawn under seed,
  * merge_block.cuh), and the tile goes out coalesced.  Like every kernel of
  * this sort, it waits for the kernel before it (gs_pdl_wait) before
- * touching global memory, and lets the next one launch at once.
+ * touching global memory, and lets the next one launch at once.  At 40
+ * registers ptxas schedules the staging's loads differently from one
+ * order of these steps to the next: this order keeps more of them in
+ * flight (the tile's span before the wait, the merge order's draw after
+ * the split).
  */
 template <typename K, bool VALUES, bool PAIR, int THREADS, int ITEMS, int MIN_BLOCKS, bool FUSED>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -500,16 +558,23 @@ gs_merge_pass_kernel(const K *keys_in, K *keys_out,
 	uint32_t   *sv = (uint32_t *) ((K *) gs_smem + gs_merge_pass_extent<THREADS, ITEMS>()) +
 		gs_merge_front_pad<ITEMS>();
 	const int	tid = threadIdx.x;
-	const int	d = tid * ITEMS;
-	const int	delta = (int) (gs_merge_rand_bits(seed, blockIdx.x, THREADS) & GS_MERGE_MAX_DELTA);
+	/* from the parameters alone: worked out while the kernel before finishes */
+	const gs_merge_span span = gs_merge_tile_span(blockIdx.x, THREADS * ITEMS, n, run);
+	gs_merge_cut cut;
 	gs_merge_tile g;
 	K			k[ITEMS];
 	uint32_t	v[ITEMS];
+	int			delta,
+				d;
 	bool		back;
 
 	gs_pdl_wait();
 	gs_pdl_trigger();
-	g = gs_merge_tile_find<K, PAIR, FUSED>(blockIdx.x, THREADS * ITEMS, keys_in, vals_in, n, run, splits);
+	cut = gs_merge_tile_split<K, PAIR, FUSED>(span, blockIdx.x, keys_in, vals_in, splits);
+	/* drawn after the split: drawn before, it made the staging wait on its first loads one at a time */
+	delta = (int) (gs_merge_rand_bits(seed, blockIdx.x, THREADS) & GS_MERGE_MAX_DELTA);
+	d = tid * ITEMS;
+	g = gs_merge_tile_at(span, cut);
 	gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED, !VALUES && sizeof(K) == 4>(
 		keys_in, vals_in, g.a0, g.b0, g.na, g.total, sk, sv, delta);
 	__syncthreads();

@@ -81,13 +81,15 @@ gs_fixed_pass_kernel(const K *keys_in, K *keys_out,
 	extern __shared__ __align__(16) unsigned char gs_smem[];
 	K		   *sk = (K *) gs_smem;
 	uint32_t   *sv = (uint32_t *) (sk + THREADS * ITEMS);
+	/* from the parameters alone: worked out while the kernel before finishes */
+	const gs_merge_span span = gs_merge_tile_span(blockIdx.x, THREADS * ITEMS, n, run);
 	gs_merge_tile g;
 	K			k[ITEMS];
 	uint32_t	v[ITEMS];
 
 	gs_pdl_wait();
 	gs_pdl_trigger();
-	g = gs_merge_tile_find<K, PAIR, FUSED>(blockIdx.x, THREADS * ITEMS, keys_in, vals_in, n, run, splits);
+	g = gs_merge_tile_at(span, gs_merge_tile_split<K, PAIR, FUSED>(span, blockIdx.x, keys_in, vals_in, splits));
 	gs_load_pieces<K, VALUES, THREADS, ITEMS, VALUES || !FUSED>(keys_in, vals_in, g.a0, g.b0, g.na, g.total,
 																 sk, sv);
 	__syncthreads();
