@@ -216,14 +216,12 @@ flat_of_datum(Datum datum)
 SortAggView
 gpusort_agg_view_arg(FunctionCallInfo fcinfo, int argno)
 {
-	Pointer		p = DatumGetPointer(PG_GETARG_DATUM(argno));
+	SortAggState *state = gpusort_agg_in_memory(DatumGetPointer(PG_GETARG_DATUM(argno)), false);
 	const SortAggFlat *flat;
 
 	Assert(!PG_ARGISNULL(argno));
-	if (*(const int32 *) p == EOH_HEADER_MAGIC)
-		return gpusort_agg_view((const SortAggState *) p);
-	if (VARATT_IS_EXTERNAL_EXPANDED(p))
-		return gpusort_agg_view((const SortAggState *) DatumGetEOHP(PointerGetDatum(p)));
+	if (state != NULL)
+		return gpusort_agg_view(state);
 	flat = flat_of_datum(PG_GETARG_DATUM(argno));
 	return view_of_flat(flat, VARSIZE(flat));
 }
@@ -240,16 +238,14 @@ gpusort_agg_state_from_view(MemoryContext parent, const SortAggView *view)
 SortAggState *
 gpusort_agg_arg(FunctionCallInfo fcinfo, int argno)
 {
-	Pointer		p;
+	SortAggState *state;
 	SortAggView view;
 
 	if (PG_ARGISNULL(argno))
 		return NULL;
-	p = DatumGetPointer(PG_GETARG_DATUM(argno));
-	if (*(const int32 *) p == EOH_HEADER_MAGIC)
-		return (SortAggState *) p;
-	if (VARATT_IS_EXTERNAL_EXPANDED(p))
-		return (SortAggState *) DatumGetEOHP(PointerGetDatum(p));
+	state = gpusort_agg_in_memory(DatumGetPointer(PG_GETARG_DATUM(argno)), false);
+	if (state != NULL)
+		return state;
 	view = gpusort_agg_view_arg(fcinfo, argno);
 	return gpusort_agg_state_from_view(CurrentMemoryContext, &view);
 }

@@ -124,21 +124,16 @@ gpusort_agg_datum_of(SortAggState *state)
 }
 
 /*
- * The state of argument 0 of a transition function when it is in memory
- * already (an internal state, or an expanded gpusort_state), else NULL: the
- * transition functions' fast path.
+ * The state that p points to when it is in memory already: an internal
+ * state, or an expanded gpusort_state (read-write only, when read_write);
+ * else NULL (a flat gpusort_state).
  */
 static inline SortAggState *
-gpusort_agg_arg_in_memory(FunctionCallInfo fcinfo)
+gpusort_agg_in_memory(Pointer p, bool read_write)
 {
-	Pointer		p;
-
-	if (PG_ARGISNULL(0))
-		return NULL;
-	p = DatumGetPointer(PG_GETARG_DATUM(0));
-	if (VARATT_IS_EXTERNAL_EXPANDED_RW(p))
+	if (read_write ? VARATT_IS_EXTERNAL_EXPANDED_RW(p) : VARATT_IS_EXTERNAL_EXPANDED(p))
 	{
-		/* DatumGetEOHP, inline: this runs for every row */
+		/* DatumGetEOHP, inline: a transition function runs this for every row */
 		varatt_expanded ptr;
 
 		memcpy(&ptr, VARDATA_EXTERNAL(p), sizeof(ptr));
@@ -147,6 +142,18 @@ gpusort_agg_arg_in_memory(FunctionCallInfo fcinfo)
 	if (*(const int32 *) p == EOH_HEADER_MAGIC)
 		return (SortAggState *) p;
 	return NULL;
+}
+
+/*
+ * The state of argument 0 of a transition function when it is in memory
+ * already, else NULL: the transition functions' fast path.
+ */
+static inline SortAggState *
+gpusort_agg_arg_in_memory(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		return NULL;
+	return gpusort_agg_in_memory(DatumGetPointer(PG_GETARG_DATUM(0)), true);
 }
 
 /*

@@ -28,6 +28,32 @@ xmalloc(size_t bytes)
 	return p;
 }
 
+/*
+ * Guarded buffers: bytes followed by TAP_GUARD bytes of TAP_POISON, which a
+ * function under test must leave as they are (tap_guard_intact).
+ */
+#define TAP_POISON 0xA5
+#define TAP_GUARD 64
+
+static inline unsigned char *
+tap_guarded(size_t bytes)
+{
+	unsigned char *p = (unsigned char *) xmalloc(bytes + TAP_GUARD);
+
+	for (size_t i = 0; i < bytes + TAP_GUARD; i++)
+		p[i] = TAP_POISON;
+	return p;
+}
+
+static inline int
+tap_guard_intact(const unsigned char *p, size_t bytes)
+{
+	for (size_t i = 0; i < TAP_GUARD; i++)
+		if (p[bytes + i] != TAP_POISON)
+			return 0;
+	return 1;
+}
+
 /* Records one check; prints "ok"/"not ok" with a printf-style description. */
 static inline int
 tap_check(int passed, const char *fmt,...)

@@ -33,30 +33,11 @@
 #include "distributions.h"
 #include "tap.h"
 
-#define POISON 0xA5
-#define GUARD 64
+#define POISON TAP_POISON
+#define GUARD TAP_GUARD
 
 static bool quick;
 static uint64_t seed;
-
-/* A buffer of bytes followed by GUARD poisoned bytes. */
-static unsigned char *
-guarded(size_t bytes)
-{
-	unsigned char *p = xmalloc(bytes + GUARD);
-
-	memset(p, POISON, bytes + GUARD);
-	return p;
-}
-
-static bool
-guard_intact(const unsigned char *p, size_t bytes)
-{
-	for (size_t i = 0; i < GUARD; i++)
-		if (p[bytes + i] != POISON)
-			return false;
-	return true;
-}
 
 static bool
 is_float_type(gs_type type)
@@ -129,7 +110,7 @@ static unsigned char *
 sorted_run(gs_type type, const unsigned char *keys, size_t n)
 {
 	size_t		w = gs_type_size(type);
-	unsigned char *run = guarded(n * w);
+	unsigned char *run = tap_guarded(n * w);
 
 	memcpy(run, keys, n * w);
 	if (!reference_sort(type, run, n))
@@ -151,7 +132,7 @@ check_merge_split(gs_type type, const unsigned char *input, size_t n, size_t na,
 	unsigned char *b = sorted_run(type, input + na * w, nb);
 	unsigned char *a_before = xmalloc(na * w + GUARD);
 	unsigned char *b_before = xmalloc(nb * w + GUARD);
-	unsigned char *out = guarded(n * w);
+	unsigned char *out = tap_guarded(n * w);
 	gs_error	err;
 	gs_status	st;
 	bool		ok;
@@ -162,7 +143,7 @@ check_merge_split(gs_type type, const unsigned char *input, size_t n, size_t na,
 	st = gs_cpu_merge(type, a, na, b, nb, out, &err);
 	if (st != GS_OK)
 		snprintf(why, whylen, "na=%zu nb=%zu: status %s: %.120s", na, nb, gs_status_name(st), err.message);
-	else if (!guard_intact(out, n * w))
+	else if (!tap_guard_intact(out, n * w))
 		snprintf(why, whylen, "na=%zu nb=%zu: wrote past the output", na, nb);
 	else if (memcmp(a, a_before, na * w + GUARD) != 0 || memcmp(b, b_before, nb * w + GUARD) != 0)
 		snprintf(why, whylen, "na=%zu nb=%zu: a run changed", na, nb);
@@ -285,7 +266,7 @@ check_hand_order(gs_type type, const uint64_t *bits, size_t n)
 	unsigned char *order = xmalloc(n * w);
 	unsigned char *a = xmalloc(n * w);
 	unsigned char *b = xmalloc(n * w);
-	unsigned char *out = guarded(n * w);
+	unsigned char *out = tap_guarded(n * w);
 	uint64_t	rng = seed;
 	bool		merged = true;
 	bool		sorted = true;
@@ -308,7 +289,7 @@ check_hand_order(gs_type type, const uint64_t *bits, size_t n)
 		}
 		memset(out, POISON, n * w);
 		merged = merged && gs_cpu_merge(type, a, na, b, nb, out, &err) == GS_OK &&
-			memcmp(out, order, n * w) == 0 && guard_intact(out, n * w);
+			memcmp(out, order, n * w) == 0 && tap_guard_intact(out, n * w);
 	}
 	tap_check(merged, "merge %s: every split of the hand-written order merges back into it",
 			  gs_type_name(type));
@@ -487,7 +468,7 @@ check_select_case(gs_type type, gs_dist dist, size_t n, size_t nruns)
 	size_t		w = gs_type_size(type);
 	size_t		off = nruns % 2;	/* runs that do not start at values[0] too */
 	unsigned char *input = make_input(type, dist, n, 2000 + n + nruns);
-	unsigned char *values = guarded((off + n) * w);
+	unsigned char *values = tap_guarded((off + n) * w);
 	unsigned char *ref = xmalloc(n * w);
 	size_t	   *starts = xmalloc((nruns + 1) * sizeof(size_t));
 	size_t		ranks[66];

@@ -19,29 +19,10 @@
 #include "distributions.h"
 #include "tap.h"
 
-#define POISON 0xA5
-#define GUARD 64
+#define POISON TAP_POISON
+#define GUARD TAP_GUARD
 
 static bool quick;
-
-/* A buffer of bytes followed by GUARD poisoned bytes. */
-static unsigned char *
-guarded(size_t bytes)
-{
-	unsigned char *p = xmalloc(bytes + GUARD);
-
-	memset(p, POISON, bytes + GUARD);
-	return p;
-}
-
-static bool
-guard_intact(const unsigned char *p, size_t bytes)
-{
-	for (size_t i = 0; i < GUARD; i++)
-		if (p[bytes + i] != POISON)
-			return false;
-	return true;
-}
 
 /*
  * Checks gs_cpu_topk for one k against the reference order (ref_perm,
@@ -57,9 +38,9 @@ check_k(gs_type type, const void *input, size_t n, size_t k, bool descending,
 	bool		want_keys = mode != 2;
 	bool		want_perm = mode != 1;
 	size_t		scratch_bytes = gs_cpu_topk_scratch_bytes(type, n, k, want_perm);
-	unsigned char *scratch = guarded(scratch_bytes);
-	unsigned char *keys = guarded(m * w);
-	unsigned char *perm = guarded(m * sizeof(uint32_t));
+	unsigned char *scratch = tap_guarded(scratch_bytes);
+	unsigned char *keys = tap_guarded(m * w);
+	unsigned char *perm = tap_guarded(m * sizeof(uint32_t));
 	gs_error	err;
 	gs_status	st;
 	bool		ok = true;
@@ -71,8 +52,8 @@ check_k(gs_type type, const void *input, size_t n, size_t k, bool descending,
 		snprintf(why, whylen, "k=%zu mode %d: status %s: %.120s", k, mode, gs_status_name(st), err.message);
 		ok = false;
 	}
-	else if (!guard_intact(scratch, scratch_bytes) || !guard_intact(keys, m * w) ||
-			 !guard_intact(perm, m * sizeof(uint32_t)))
+	else if (!tap_guard_intact(scratch, scratch_bytes) || !tap_guard_intact(keys, m * w) ||
+			 !tap_guard_intact(perm, m * sizeof(uint32_t)))
 	{
 		snprintf(why, whylen, "k=%zu mode %d: wrote past scratch or output", k, mode);
 		ok = false;
@@ -212,7 +193,7 @@ check_keep_before(gs_type type, const unsigned char *input, size_t n, bool desce
 {
 	size_t		w = gs_type_size(type);
 	size_t		start = b;
-	unsigned char *keys = guarded(n * w);
+	unsigned char *keys = tap_guarded(n * w);
 	unsigned char *expected = xmalloc(n * w);
 	unsigned char *before = xmalloc(n ? n : 1);
 	unsigned char bound[8];
@@ -232,7 +213,7 @@ check_keep_before(gs_type type, const unsigned char *input, size_t n, bool desce
 
 	memcpy(keys, input, n * w);
 	kept = gs_cpu_topk_keep_before(type, keys, n, bound, descending);
-	ok = kept == m && memcmp(keys, expected, m * w) == 0 && guard_intact(keys, n * w);
+	ok = kept == m && memcmp(keys, expected, m * w) == 0 && tap_guard_intact(keys, n * w);
 	free(keys);
 	free(expected);
 	free(before);
