@@ -51,12 +51,11 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_deserialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
 /*
- * A state's first buffer of values: 256 bytes (64 int4), which fit beside the
- * state in the first 1 kB block of its memory context, so that a group of a
- * few rows costs that one block (a larger first buffer took a second block
- * per group).
+ * A state's first buffer of values: 32 bytes (8 int4, 4 int8), in the same
+ * chunk as the state, so that a group of a few rows costs one allocation
+ * (under a hash aggregation there may be millions of groups).
  */
-#define AGG_INITIAL_BYTES 256
+#define AGG_INITIAL_BYTES 32
 
 /* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
 #define AGG_PRUNE_MIN 1024
@@ -73,12 +72,63 @@ typedef struct SortAggSerialHeader
 								 * (int32); 0: not limited */
 } SortAggSerialHeader;
 
+/*
+ * The memory context of the states under an aggregate's context: one for all
+ * of them, a child of that context (so that the aggregate adopts a new
+ * state's expanded object, and counts its memory), found again through a
+ * one-entry cache that a reset of the parent clears.  A context of each
+ * state's own made a hash aggregation quadratic in its groups: it adds up
+ * the memory of its context and every child each time it adds a group.
+ */
+#define STATES_CONTEXT_NAME "gpusort aggregate states"
+static MemoryContext states_parent;
+static MemoryContext states_context;
+
+static void
+forget_states_context(void *arg)
+{
+	if (states_parent == (MemoryContext) arg)
+		states_parent = states_context = NULL;
+}
+
+static MemoryContext
+get_states_context(MemoryContext parent)
+{
+	MemoryContext context;
+
+	if (parent == states_parent)
+		return states_context;
+	for (context = parent->firstchild; context != NULL; context = context->nextchild)
+	{
+		if (strcmp(context->name, STATES_CONTEXT_NAME) == 0)
+			break;
+	}
+	if (context == NULL)
+	{
+		MemoryContextCallback *callback = MemoryContextAlloc(parent, sizeof(MemoryContextCallback));
+
+		context = AllocSetContextCreate(parent, STATES_CONTEXT_NAME, ALLOCSET_DEFAULT_SIZES);
+		callback->func = forget_states_context;
+		callback->arg = parent;
+		MemoryContextRegisterResetCallback(parent, callback);
+	}
+	states_parent = parent;
+	states_context = context;
+	return context;
+}
+
+/*
+ * A new empty state in the states' context under parent, its first buffer
+ * of values in the same chunk.  Nothing deletes the expanded object's
+ * context, which other states share: the aggregates return the state they
+ * were given, so the executor never replaces (and deletes) a state that is
+ * in memory, and the states go when the parent is reset.
+ */
 SortAggState *
 gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
 {
-	MemoryContext context = AllocSetContextCreate(parent, "gpusort aggregate state",
-												  ALLOCSET_SMALL_SIZES);
-	SortAggState *state = MemoryContextAllocZero(context, sizeof(SortAggState));
+	MemoryContext context = get_states_context(parent);
+	SortAggState *state = MemoryContextAllocZero(context, MAXALIGN(sizeof(SortAggState)) + AGG_INITIAL_BYTES);
 
 	EOH_init_header(&state->hdr, &gpusort_agg_methods, context);
 	state->elemtype = elemtype;
@@ -90,7 +140,17 @@ gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
 	state->sorted = true;		/* no values yet */
 	state->limit = -1;
 	state->prune_at = PG_INT64_MAX;
+	state->values = (char *) state + MAXALIGN(sizeof(SortAggState));
+	state->capacity = Min(AGG_INITIAL_BYTES / state->typlen, state->prune_at);
 	return state;
+}
+
+/* Frees the state's buffer of values unless it is the first, in the state's chunk. */
+static void
+free_values(SortAggState *state)
+{
+	if (state->values != (char *) state + MAXALIGN(sizeof(SortAggState)))
+		pfree(state->values);
 }
 
 /* The most values of typlen bytes one buffer may hold (MaxAllocHugeSize bytes). */
@@ -143,10 +203,7 @@ reserve(SortAggState *state, int64 extra)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("gpu_sort_agg cannot hold more than %lld values of %s",
 						(long long) limit, format_type_be(state->elemtype))));
-	if (state->capacity == 0)
-		capacity = AGG_INITIAL_BYTES / state->typlen;
-	else
-		capacity = state->capacity > limit / 2 ? limit : state->capacity * 2;
+	capacity = state->capacity > limit / 2 ? limit : Max(state->capacity, 1) * 2;
 	capacity = Min(capacity, state->prune_at);	/* a limited state never holds more */
 	capacity = Max(capacity, state->nvalues + extra);
 
@@ -162,11 +219,8 @@ reserve(SortAggState *state, int64 extra)
 		char	   *values = gpusort_alloc_large((Size) capacity * state->typlen);
 
 		MemoryContextSwitchTo(oldcontext);
-		if (state->values != NULL)
-		{
-			memcpy(values, state->values, (Size) state->nvalues * state->typlen);
-			pfree(state->values);
-		}
+		memcpy(values, state->values, (Size) state->nvalues * state->typlen);
+		free_values(state);
 		state->values = values;
 	}
 	state->capacity = capacity;
@@ -401,7 +455,7 @@ merge_runs(SortAggState *state, int32 target)
 			CHECK_FOR_INTERRUPTS();
 		}
 		state->run_starts[nruns] = state->nvalues;
-		pfree(state->values);
+		free_values(state);
 		state->values = merged;
 		state->capacity = state->nvalues;
 		state->nruns = nruns;
@@ -433,7 +487,7 @@ sort_values(SortAggState *state)
 	job.dest = sorted;
 	gpusort_run(&job);
 
-	pfree(state->values);
+	free_values(state);
 	state->values = sorted;
 	state->capacity = state->nvalues;
 	state->sorted = true;
