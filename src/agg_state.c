@@ -164,7 +164,7 @@ view_of_flat(const SortAggFlat *flat, Size len)
 	if (header.nvalues < 0 || header.nnulls < 0 || header.nnulls > PG_INT64_MAX - header.nvalues)
 		invalid_state("It counts %lld values and %lld NULLs.",
 					  (long long) header.nvalues, (long long) header.nnulls);
-	if (header.param_len < -1 || values_offset(header.param_len) > len)
+	if (header.param_len < -1 || header.param_len == 0 || values_offset(header.param_len) > len)
 		invalid_state("Its constant argument of %d bytes does not fit in its %zu bytes.",
 					  header.param_len, len);
 	if ((header.flags & FLAT_LIMITED) != 0)
@@ -277,7 +277,7 @@ state_get_flat_size(ExpandedObjectHeader *eohptr)
 	MemoryContext oldcontext;
 
 	/*
-	 * In the state's own context: the caller's may be one without pfree
+	 * In the states' context: the caller's may be one without pfree
 	 * (tuplesort's bump context forms the tuples of a Sort above a partial
 	 * aggregate), and the sort allocates and frees scratch.
 	 */
@@ -419,7 +419,9 @@ key_int64(const char **p, const char *key)
 	buf[len - keylen - 1] = '\0';
 	errno = 0;
 	value = strtoll(buf, &end, 10);
-	if (errno != 0 || *end != '\0' || end == buf)
+	/* only what the output function writes: digits, no sign, no leading zero */
+	if (errno != 0 || *end != '\0' || end == buf || strspn(buf, "0123456789") != strlen(buf) ||
+		(buf[0] == '0' && buf[1] != '\0'))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type %s: \"%s\" is not a count",
@@ -452,6 +454,12 @@ key_hex(const char **p, const char *key, int64 *len)
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type %s: an odd number of hexadecimal digits after \"%s=\"",
 						"gpusort_state", key)));
+	/* lower-case digits alone, as the output function writes them (hex_decode would skip white space) */
+	if (strspn(word, "0123456789abcdef") < wordlen)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"%.*s\" is not lower-case hexadecimal digits after \"%s=\"",
+						"gpusort_state", (int) Min(wordlen, 20), word, key)));
 	*len = (int64) (wordlen / 2);
 	return word;
 }
@@ -480,6 +488,12 @@ gpusort_state_in(PG_FUNCTION_ARGS)
 	SortAggFlat *flat;
 	SortAggView view;
 
+	/* words one space apart, as the output function writes them: none at the end */
+	len = strlen(p);
+	if (len > 0 && p[len - 1] == ' ')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: a space at the end", "gpusort_state")));
 	expect_word(&p, "gpusort_state");
 	expect_word(&p, CppAsString2(TEXT_VERSION));
 	if (!choose_word(&p, BYTE_ORDER_NAME, strcmp(BYTE_ORDER_NAME, "le") == 0 ? "be" : "le"))
@@ -503,6 +517,16 @@ gpusort_state_in(PG_FUNCTION_ARGS)
 	param_hex = key_hex(&p, "param", &param_len);
 	nvalues = key_int64(&p, "n");
 	values_hex = key_hex(&p, "values", &values_len);
+	if (param_len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: no digits after \"param=\"", "gpusort_state"),
+				 errhint("A state without a constant argument has \"param=-\".")));
+	if (values_len < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"values=-\"", "gpusort_state"),
+				 errhint("A state without values has \"values=\" followed by nothing.")));
 	if (*p != '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),

@@ -367,9 +367,20 @@ gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending
 
 	if (state == NULL && !PG_ARGISNULL(0))
 	{
-		/* a flat gpusort_state: the aggregate's own copy */
+		/*
+		 * A flat gpusort_state (an aggregate's initial state, which anyone
+		 * who may create an aggregate can write): the aggregate's own copy,
+		 * of the type of the values it will be given
+		 */
 		SortAggView view = gpusort_agg_view_arg(fcinfo, 0);
+		Oid			argtype = gpusort_fn_argtype(fcinfo->flinfo, 1);
 
+		if (view.elemtype != argtype)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("aggregate state holds values of type %s where %s is expected",
+							format_type_be(view.elemtype), format_type_be(argtype)),
+					 errdetail("The aggregate's initial state was written for values of another type.")));
 		state = gpusort_agg_state_from_view(aggcontext, &view);
 	}
 	if (state == NULL)

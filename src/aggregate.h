@@ -8,7 +8,8 @@
  * handle all of it.
  *
  * The state is an expanded object (utils/expandeddatum.h) in a memory
- * context of its own: the plain aggregates' transition type gpusort_state
+ * context that the states under one aggregate context share (aggregate.c,
+ * gpusort_agg_new_state): the plain aggregates' transition type gpusort_state
  * (agg_state.c) is a datum that points to it, and its flat form is what
  * leaves the process (a parallel worker's or a Citus worker's partial
  * state).  The WITHIN GROUP aggregates pass the same state as internal.
@@ -79,7 +80,7 @@ typedef struct SortAggView
 /* The methods of the state's expanded object (agg_state.c). */
 extern const ExpandedObjectMethods gpusort_agg_methods;
 
-/* A new empty state in a context of its own under parent. */
+/* A new empty state in the states' context under parent. */
 extern SortAggState *gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending);
 
 /* A state under parent that holds what view holds (a copy). */

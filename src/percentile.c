@@ -527,10 +527,12 @@ gpu_percentile_disc_final(PG_FUNCTION_ARGS)
 Datum
 gpu_median_final(PG_FUNCTION_ARGS)
 {
-	SortAggState *state = gpusort_agg_arg(fcinfo, 0);
-
+	SortAggState *state;
 	SortedValues sv;
 
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "gpu_median_final called in non-aggregate context");
+	state = gpusort_agg_arg(fcinfo, 0);
 	if (state == NULL || state->nvalues == 0)
 		PG_RETURN_NULL();
 	check_state_type(fcinfo, state, true);

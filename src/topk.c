@@ -201,6 +201,8 @@ gpu_topk_agg_final(PG_FUNCTION_ARGS)
 	SortAggState *state;
 	int32		k;
 
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "gpu_topk_agg_final called in non-aggregate context");
 	state = gpusort_agg_arg(fcinfo, 0);
 	if (state == NULL)
 		PG_RETURN_NULL();
