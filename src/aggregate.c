@@ -51,11 +51,14 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_deserialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
 /*
- * A state's first buffer of values: 32 bytes (8 int4, 4 int8), in the same
- * chunk as the state, so that a group of a few rows costs one allocation
- * (under a hash aggregation there may be millions of groups).
+ * A state and its first buffer of values share one chunk of 256 bytes (a
+ * size the states' AllocSet context keeps on a free list): a group of a few
+ * rows costs that one allocation, and under a hash aggregation there may be
+ * millions of groups.  The buffer is what the state leaves of the chunk
+ * (about 22 int4 or 11 int8).
  */
-#define AGG_INITIAL_BYTES 32
+#define AGG_STATE_CHUNK 256
+#define AGG_INITIAL_BYTES (AGG_STATE_CHUNK - MAXALIGN(sizeof(SortAggState)))
 
 /* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
 #define AGG_PRUNE_MIN 1024
@@ -128,7 +131,12 @@ SortAggState *
 gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
 {
 	MemoryContext context = get_states_context(parent);
-	SortAggState *state = MemoryContextAllocZero(context, MAXALIGN(sizeof(SortAggState)) + AGG_INITIAL_BYTES);
+	SortAggState *state;
+
+	StaticAssertStmt(MAXALIGN(sizeof(SortAggState)) + 8 * sizeof(int64) <= AGG_STATE_CHUNK,
+					 "a state's chunk has room for 8 values");
+	state = MemoryContextAlloc(context, AGG_STATE_CHUNK);
+	memset(state, 0, sizeof(SortAggState));
 
 	EOH_init_header(&state->hdr, &gpusort_agg_methods, context);
 	state->elemtype = elemtype;
