@@ -6,10 +6,11 @@
 -- a built-in scalar type or an enum, with a collation where the type has
 -- one, sorted by a built-in operator.  It drops the calls of gpu_sort and
 -- array_agg, whose EXECUTE the executor checks as the role that runs the
--- plan, so it is made only where PUBLIC may execute both, and a cached plan
--- is replanned when their rights change.  Each failing query is run as
--- written and in a form the planner cannot rewrite (array_agg in a subquery,
--- gpu_sort over its result): the two raise the same error.
+-- plan, so it is made only where PUBLIC may execute both and gpu_sort runs
+-- as called (no SET option, not SECURITY DEFINER), and a cached plan is
+-- replanned when their rights or options change.  Each failing query is
+-- run as written and in a form the planner cannot rewrite (array_agg in a
+-- subquery, gpu_sort over its result): the two raise the same error.
 
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
@@ -151,6 +152,19 @@ SET ROLE regress_rc_user;
 SELECT gpu_sort(array_agg(x ORDER BY rc_key(x))) FROM g;
 RESET ROLE;
 
+-- gpu_sort with a SET option runs with that setting, which a role may not
+-- be allowed to make; SECURITY DEFINER runs it as its owner: not rewritten.
+ALTER FUNCTION gpu_sort(int4[], bool, bool) SET zero_damaged_pages = off;
+SET ROLE regress_rc_user;
+SELECT gpu_sort('{3,1,2}'::int4[]);
+SELECT gpu_sort(array_agg(x)) FROM g;
+RESET ROLE;
+SELECT plan_of('SELECT gpu_sort(array_agg(x)) FROM g');
+ALTER FUNCTION gpu_sort(int4[], bool, bool) RESET ALL;
+ALTER FUNCTION gpu_sort(int4[], bool, bool) SECURITY DEFINER;
+SELECT plan_of('SELECT gpu_sort(array_agg(x)) FROM g');
+ALTER FUNCTION gpu_sort(int4[], bool, bool) SECURITY INVOKER;
+
 -- With the rights restored, rewritten again, and the role's answer is
 -- PostgreSQL's.
 SELECT plan_of('SELECT gpu_sort(array_agg(x)) FROM g');
@@ -162,7 +176,7 @@ RESET ROLE;
 -- A plan cached before a REVOKE: the generic plan of a prepared statement,
 -- rewritten while PUBLIC may execute both functions, is replanned after the
 -- REVOKE, so that the role is refused as for the unrewritten query; after
--- the GRANT it is rewritten again.
+-- the GRANT it is rewritten again.  The same after a SET option is added.
 SET plan_cache_mode = force_generic_plan;
 SET ROLE regress_rc_user;
 PREPARE rc_cached AS SELECT gpu_sort(array_agg(x ORDER BY k)) FROM g;
@@ -187,6 +201,12 @@ GRANT EXECUTE ON FUNCTION gpu_sort(int4[], bool, bool) TO PUBLIC;
 SET ROLE regress_rc_user;
 EXECUTE rc_cached;
 RESET ROLE;
+ALTER FUNCTION gpu_sort(int4[], bool, bool) SET zero_damaged_pages = off;
+SET ROLE regress_rc_user;
+EXECUTE rc_cached;
+RESET ROLE;
+ALTER FUNCTION gpu_sort(int4[], bool, bool) RESET ALL;
+SELECT plan_of('EXECUTE rc_cached');
 DEALLOCATE rc_cached;
 RESET plan_cache_mode;
 

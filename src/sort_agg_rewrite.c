@@ -23,7 +23,9 @@
  *   array or range key compares its parts with their types' own functions,
  *   which may be user-defined; a user-defined ordering operator may fail;
  *   text without a collation fails to compare.  The aggregated argument and
- *   FILTER are kept, and gpu_sort's other arguments are constants.
+ *   FILTER are kept, and gpu_sort's other arguments are constants.  What
+ *   only the resources of the dropped sort could raise (temp_file_limit,
+ *   memory) is not kept: the sort that gpu_sort_agg makes has its own.
  *
  * - The executor checks EXECUTE on gpu_sort and on array_agg as the role
  *   that runs the plan, and a plan is cached across roles: the rewrite is
@@ -31,12 +33,16 @@
  *   array_agg(anynonarray)) and gpu_sort_agg, as by default; then every role
  *   may.  The plan depends on those functions' catalog rows (PlanInvalItems,
  *   which PostgreSQL's own dependencies skip for built-in functions such as
- *   array_agg), so that a GRANT or REVOKE on one of them replans a cached
- *   plan, which is then rewritten or not by the rights of that time.
+ *   array_agg), so that a GRANT, REVOKE or ALTER FUNCTION on one of them
+ *   replans a cached plan, which is then rewritten or not by the rights and
+ *   options of that time.
  *
- * - An object access hook (sepgsql, pgaudit) is told of each function the
- *   executor calls and may refuse or log it: with a hook installed, no
- *   rewrite.
+ * - gpu_sort must run as called: not SECURITY DEFINER, no SET options, no
+ *   plugin hooking its entry (needs_fmgr_hook), which would have run it in
+ *   another role or with other settings; what inline_function asks of a SQL
+ *   function before it inlines one.  As there, an object access hook is told
+ *   of the functions that the plan calls (gpu_sort_agg's), not of those the
+ *   planner removed.
  *
  * gpu_sort_support asks for this rewrite (SupportRequestSimplify) while the
  * planner simplifies the query's expressions, which is before it collects
@@ -47,8 +53,8 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/transam.h"
-#include "catalog/objectaccess.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -229,6 +235,24 @@ public_may_execute(Oid funcid)
 }
 
 /*
+ * Whether a call of the function runs in the caller's role and settings:
+ * not SECURITY DEFINER, no SET options, no plugin hooking its entry.
+ */
+static bool
+runs_as_called(Oid funcid)
+{
+	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	bool		as_called;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	as_called = !((Form_pg_proc) GETSTRUCT(tuple))->prosecdef &&
+		heap_attisnull(tuple, Anum_pg_proc_proconfig, NULL) && !FmgrHookIsNeeded(funcid);
+	ReleaseSysCache(tuple);
+	return as_called;
+}
+
+/*
  * The plan depends on the function's pg_proc row: a change to it (a GRANT,
  * a REVOKE) invalidates a cached plan, as setrefs.c records for the
  * functions that a plan calls, except that it skips built-in ones.
@@ -317,8 +341,7 @@ gpusort_rewrite_sort_of_array_agg(PlannerInfo *root, const FuncExpr *fcall)
 	Oid			aggfnoid;
 
 	/* without a plan to record its dependencies in, no rewrite */
-	if (root == NULL || root->glob == NULL || object_access_hook != NULL ||
-		!match_sort_of_array_agg(fcall, &match))
+	if (root == NULL || root->glob == NULL || !match_sort_of_array_agg(fcall, &match))
 		return NULL;
 	aggfnoid = lookup_sort_agg(fcall, exprType((Node *) match.element),
 							   DatumGetBool(match.descending->constvalue));
@@ -326,15 +349,15 @@ gpusort_rewrite_sort_of_array_agg(PlannerInfo *root, const FuncExpr *fcall)
 		return NULL;
 
 	/*
-	 * Rewritten or not, the plan depends on the three functions' rights:
-	 * after a REVOKE a cached plan is replanned without the rewrite, after a
-	 * GRANT with it.
+	 * Rewritten or not, the plan depends on the three functions' rights and
+	 * on gpu_sort's options: after a REVOKE or an ALTER FUNCTION a cached
+	 * plan is replanned without the rewrite, after a GRANT with it.
 	 */
 	record_function_dependency(root, fcall->funcid);
 	record_function_dependency(root, match.array_agg->aggfnoid);
 	record_function_dependency(root, aggfnoid);
 	if (!public_may_execute(fcall->funcid) || !public_may_execute(match.array_agg->aggfnoid) ||
-		!public_may_execute(aggfnoid))
+		!public_may_execute(aggfnoid) || !runs_as_called(fcall->funcid))
 		return NULL;
 	return (Node *) make_sort_agg(aggfnoid, fcall, &match);
 }
