@@ -152,6 +152,17 @@ SET ROLE regress_rc_user;
 SELECT gpu_sort(array_agg(x ORDER BY rc_key(x))) FROM g;
 RESET ROLE;
 
+-- Column privileges are the query's, rewritten or not: an ORDER BY key's
+-- column that the role may not read is refused.
+CREATE TABLE gp AS SELECT * FROM g;
+GRANT SELECT (k, x) ON gp TO regress_rc_user;
+SET ROLE regress_rc_user;
+SELECT gpu_sort(array_agg(x ORDER BY k)) FROM gp;
+SELECT gpu_sort(array_agg(x ORDER BY y)) FROM gp;
+RESET ROLE;
+REVOKE ALL ON gp FROM regress_rc_user;
+DROP TABLE gp;
+
 -- gpu_sort with a SET option runs with that setting, which a role may not
 -- be allowed to make; SECURITY DEFINER runs it as its owner: not rewritten.
 ALTER FUNCTION gpu_sort(int4[], bool, bool) SET zero_damaged_pages = off;
