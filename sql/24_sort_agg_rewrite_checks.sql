@@ -38,7 +38,8 @@ BEGIN
 END $$;
 
 -- ORDER BY keys whose evaluation fails: a cast out of range, a division by
--- zero, a subquery (planned only when it is kept).  Not rewritten: the
+-- zero, a subquery (its division is folded when it is planned, only where
+-- it is kept, and then even where FILTER leaves no row).  Not rewritten: the
 -- error is raised.
 SELECT gpu_sort(array_agg(x ORDER BY (y::int))) FROM g;
 SELECT gpu_sort((SELECT array_agg(x ORDER BY (y::int)) FROM g));
