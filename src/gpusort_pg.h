@@ -126,9 +126,12 @@ extern bool gpusort_sorts_type(Oid elemtype, gs_type *type);
 
 /*
  * sort_agg_rewrite.c: the gpu_sort_agg Aggref that replaces the call
- * gpu_sort(array_agg(x), ...) when the two agree, else NULL.
+ * gpu_sort(array_agg(x), ...) when the two agree and the rewrite drops no
+ * error and no privilege check, else NULL.  root: the planner's, where the
+ * plan's dependencies are recorded (NULL: no rewrite).
  */
-extern Node *gpusort_rewrite_sort_of_array_agg(const FuncExpr *fcall);
+struct PlannerInfo;
+extern Node *gpusort_rewrite_sort_of_array_agg(struct PlannerInfo *root, const FuncExpr *fcall);
 
 /*
  * The arguments shared by gpu_sort, gpu_argsort and gpu_sort_rows: returns

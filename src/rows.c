@@ -179,7 +179,7 @@ gpu_sort_support(PG_FUNCTION_ARGS)
 	{
 		SupportRequestSimplify *req = (SupportRequestSimplify *) rawreq;
 
-		PG_RETURN_POINTER(gpusort_rewrite_sort_of_array_agg(req->fcall));
+		PG_RETURN_POINTER(gpusort_rewrite_sort_of_array_agg(req->root, req->fcall));
 	}
 	PG_RETURN_POINTER(NULL);
 }
