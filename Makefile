@@ -12,8 +12,8 @@
 # CUDA_HOME, NVCC and CUDA_ARCH select the toolkit and the GPUs to build for.
 
 EXTENSION = gpusort
-EXTVERSION = 1.2
-PREV_VERSION = 1.1
+EXTVERSION = 1.3
+PREV_VERSION = 1.2
 
 MODULE_big = gpusort
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))

@@ -1,5 +1,6 @@
 -- ALTER EXTENSION gpusort UPDATE must give the objects a fresh install of
--- the current version gives, from 1.0 (through 1.1) and from 1.1: every
+-- the current version gives, from 1.0 (through 1.1 and 1.2), from 1.1 and
+-- from 1.2: every
 -- column of every catalog row of the extension's members (pg_proc, and
 -- whichever catalogs hold its other members) and of its aggregates'
 -- pg_aggregate rows, their comments, initial privileges and dependencies.
@@ -89,6 +90,12 @@ ALTER EXTENSION gpusort UPDATE;
 CREATE TEMP TABLE from_1_1 AS SELECT * FROM pg_temp.gpusort_catalog();
 DROP EXTENSION gpusort;
 
+-- 1.2, then the current version
+CREATE EXTENSION gpusort VERSION '1.2';
+ALTER EXTENSION gpusort UPDATE;
+CREATE TEMP TABLE from_1_2 AS SELECT * FROM pg_temp.gpusort_catalog();
+DROP EXTENSION gpusort;
+
 -- a fresh install of the default version
 CREATE EXTENSION gpusort;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'gpusort')
@@ -115,6 +122,11 @@ SELECT 'from 1.1', diff.* FROM (
 	(SELECT 'only after update' AS side, * FROM from_1_1 EXCEPT SELECT 'only after update', * FROM fresh)
 	UNION ALL
 	(SELECT 'only in fresh install', * FROM fresh EXCEPT SELECT 'only in fresh install', * FROM from_1_1)) diff
+UNION ALL
+SELECT 'from 1.2', diff.* FROM (
+	(SELECT 'only after update' AS side, * FROM from_1_2 EXCEPT SELECT 'only after update', * FROM fresh)
+	UNION ALL
+	(SELECT 'only in fresh install', * FROM fresh EXCEPT SELECT 'only in fresh install', * FROM from_1_2)) diff
 ORDER BY 1, 3, 4, 2, 5;
 
 -- every element type has each function and both aggregates
