@@ -1,0 +1,146 @@
+#!/bin/bash
+# bench/sql_keys_bench.sh: gpusort's sort node on keys other than integers,
+# floats and timestamps, against PostgreSQL's Sort (gpusort.enable_sort off)
+# in the same session, in one throwaway cluster.  A table k of ROWS rows:
+#   amount    numeric(15,2), uniform in [0, 10^7)
+#   name      text of 8 to 40 characters, a third of them sharing a 24-character
+#             prefix, the rest random letters and digits
+#   category  text, 1,000 values
+#   x         int4
+# and k2, the same names for a merge join.  The queries (each returns one row,
+# so the client's transfer is nothing):
+#   ORDER BY amount                              (numeric(15,2))
+#   ORDER BY name COLLATE C / C.utf8 / en_US.utf8 / an ICU collation (those the
+#     server has; PostgreSQL compares libc collations other than C with strcoll)
+#   GROUP BY name (a GroupAggregate: hash aggregation off)
+#   sum(x) OVER (PARTITION BY category ORDER BY amount)
+#   k JOIN k2 USING (name) (a merge join: hash join and nested loop off)
+# Each variant runs once under EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) (the
+# warm-up; the plan tells whether the node ran, and on which device), then
+# RUNS times, node off and on interleaved, timed by clock_timestamp deltas in
+# one plpgsql function; the answers of both must be equal.  Prints a markdown
+# table: query, node in the plan, sort device, ms off, ms on, ratio, same answer.
+#
+#   bash bench/sql_keys_bench.sh [--rows 10000000] [--runs 3] [--work-mem 4GB]
+#        [--device auto] [--no-build] [--out FILE] [make args]
+# GS_PREBUILT=1 installs prebuilt files (scripts/lib.sh).
+set -euo pipefail
+source "$(dirname "$0")/../scripts/lib.sh"
+cd "$GS_ROOT"
+
+rows=10000000
+runs=3
+work_mem=4GB
+device=auto
+build=1
+out=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rows) rows=$2; shift ;;
+	--runs) runs=$2; shift ;;
+	--work-mem) work_mem=$2; shift ;;
+	--device) device=$2; shift ;;
+	--no-build) build=0 ;;
+	--out) out=$2; shift ;;
+	*) break ;;
+	esac
+	shift
+done
+
+gs_ensure_postgres
+[ "$build" = 0 ] || gs_build_install "$@"
+gs_start_cluster -c max_parallel_workers_per_gather=0 -c work_mem="$work_mem" -c jit=off \
+	-c gpusort.device="$device" -c gpusort.sort_node_min_rows=0
+
+gs_log "loading $rows rows"
+psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" <<'SQL'
+CREATE EXTENSION gpusort;
+SELECT setseed(0.38) \gset
+CREATE TABLE k AS
+SELECT (random() * 1e7)::numeric(15,2) AS amount,
+	   CASE WHEN i % 3 = 0 THEN 'shared-prefix-0123456789' ELSE '' END ||
+		   substr(md5(random()::text) || md5(random()::text), 1, 8 + (i % 17)) AS name,
+	   'category ' || (i % 1000) AS category,
+	   (random() * 2147483647)::int4 AS x
+FROM generate_series(1, :rows) i;
+CREATE TABLE k2 AS SELECT name, x FROM k ORDER BY random() LIMIT :rows / 10;
+VACUUM ANALYZE k, k2;
+
+CREATE FUNCTION ms(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	t timestamptz := clock_timestamp();
+BEGIN
+	EXECUTE q;
+	RETURN extract(epoch FROM clock_timestamp() - t) * 1000;
+END $$;
+CREATE FUNCTION answer(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+BEGIN
+	EXECUTE 'SELECT a::text FROM (' || q || ') a' INTO r;
+	RETURN r;
+END $$;
+CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+	p text := '';
+BEGIN
+	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' || q LOOP
+		p := p || l || E'\n';
+	END LOOP;
+	RETURN p;
+END $$;
+SQL
+
+collations=$(psql -X -At -c "SELECT string_agg(c, ' ') FROM unnest('{C,C.utf8,en_US.utf8,und-x-icu}'::text[]) c
+	WHERE EXISTS (SELECT FROM pg_collation WHERE collname = c AND collencoding IN (-1, 6))")
+queries=("ORDER BY amount|SELECT count(*) FROM (SELECT amount FROM k ORDER BY amount OFFSET 0) s|")
+for c in $collations; do
+	queries+=("ORDER BY name COLLATE \"$c\"|SELECT count(*) FROM (SELECT name FROM k ORDER BY name COLLATE \"$c\" OFFSET 0) s|")
+done
+queries+=("GROUP BY name|SELECT count(*), sum(n) FROM (SELECT name, count(*) n FROM k GROUP BY name) s|SET enable_hashagg = off;")
+queries+=("sum(x) OVER (PARTITION BY category ORDER BY amount)|SELECT sum(s) FROM (SELECT sum(x) OVER (PARTITION BY category ORDER BY amount) s FROM k) t|")
+queries+=("merge join on name|SELECT count(*), sum(k.x::int8 - k2.x) FROM k JOIN k2 USING (name)|SET enable_hashjoin = off; SET enable_nestloop = off;")
+
+table=$(mktemp)
+{
+	echo "| query | node in plan | sort device | ms off | ms on | ratio | same answer |"
+	echo "| --- | --- | --- | ---: | ---: | ---: | --- |"
+} >"$table"
+for entry in "${queries[@]}"; do
+	IFS='|' read -r name q settings <<<"$entry"
+	gs_log "$name"
+	result=$(psql -X -At -v ON_ERROR_STOP=1 -F '|' <<SQL
+$settings
+SET gpusort.enable_sort = off;
+SELECT plan_of(\$q\$$q\$q\$) AS off_plan \gset
+SELECT answer(\$q\$$q\$q\$) AS off_answer \gset
+SET gpusort.enable_sort = on;
+SELECT plan_of(\$q\$$q\$q\$) AS on_plan \gset
+SELECT answer(\$q\$$q\$q\$) AS on_answer \gset
+CREATE TEMP TABLE t (variant text, ms float8);
+DO \$d\$
+BEGIN
+	FOR i IN 1..$runs LOOP
+		SET LOCAL gpusort.enable_sort = off;
+		INSERT INTO t SELECT 'off', ms(\$q\$$q\$q\$);
+		SET LOCAL gpusort.enable_sort = on;
+		INSERT INTO t SELECT 'on', ms(\$q\$$q\$q\$);
+	END LOOP;
+END \$d\$;
+SELECT :'on_plan' LIKE '%Custom Scan (gpusort)%',
+	   coalesce(substring(:'on_plan' FROM 'Sort Device: ([^\n]*)'), '-'),
+	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'off')::numeric, 1),
+	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'on')::numeric, 1),
+	   :'off_answer' = :'on_answer';
+SQL
+)
+	IFS='|' read -r in_plan dev off on same <<<"$(echo "$result" | tail -1)"
+	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$in_plan" "$dev" "$off" "$on" \
+		"$(echo "scale=2; $off / $on" | bc)" "$same" | tee -a "$table"
+done
+gs_stop_cluster
+echo
+cat "$table"
+[ -z "$out" ] || cp "$table" "$out"
+rm -f "$table"
