@@ -69,7 +69,7 @@ DROP TABLE IF EXISTS ag;
 SELECT setseed(0.37);
 CREATE TABLE ag AS
 	SELECT g::int8 AS g, (random() * 2147483647)::int4 AS x
-	FROM generate_series(1, :groups) g, generate_series(1, 1 + (g * 7919) % 10) r;
+	FROM generate_series(1, :groups) g, generate_series(1, 1 + (g::int8 * 7919 % 10)::int) r;
 VACUUM ANALYZE ag;
 SQL
 	for shape in "serial fits" "serial spills" "parallel fits" "parallel spills"; do
