@@ -69,9 +69,23 @@ CREATE TABLE gc (x int4, a text COLLATE "C", b text COLLATE "POSIX");
 INSERT INTO gc VALUES (1, 'a', 'b'), (2, 'c', 'd');
 SELECT gpu_sort(array_agg(x ORDER BY t)) FROM (SELECT x, a || b AS t FROM gc OFFSET 0) s;
 SELECT gpu_sort((SELECT array_agg(x ORDER BY t) FROM (SELECT x, a || b AS t FROM gc OFFSET 0) s));
--- the same key under a COLLATE compares, and is rewritten
+-- the same key under a COLLATE compares, but it is a column of a subquery
+-- that is not pulled up, an expression there, so it is not rewritten
 SELECT plan_of('SELECT gpu_sort(array_agg(x ORDER BY t COLLATE "C")) FROM (SELECT x, a || b AS t FROM gc OFFSET 0) s');
 SELECT gpu_sort(array_agg(x ORDER BY t COLLATE "C"), true) FROM (SELECT x, a || b AS t FROM gc OFFSET 0) s;
+
+-- A key that is a column of a subquery the planner keeps (OFFSET, LIMIT, a
+-- view with them, UNION ALL, LATERAL) stands for an expression there, which
+-- the planner would replace by NULL once the rewrite dropped the key: not
+-- rewritten, the error and the privilege check are made.
+SELECT gpu_sort(array_agg(x ORDER BY d)) FROM (SELECT x, 1 / (x - 1) AS d FROM g OFFSET 0) s;
+SELECT gpu_sort((SELECT array_agg(x ORDER BY d) FROM (SELECT x, 1 / (x - 1) AS d FROM g OFFSET 0) s));
+SELECT gpu_sort(array_agg(x ORDER BY d)) FROM (SELECT x, (y::int) AS d FROM g LIMIT 100) s;
+CREATE VIEW gv AS SELECT x, 1 / (x - 1) AS d FROM g OFFSET 0;
+SELECT gpu_sort(array_agg(x ORDER BY d)) FROM gv;
+SELECT gpu_sort(array_agg(x ORDER BY d)) FROM (SELECT x, 1 / (x - 1) AS d FROM g UNION ALL SELECT x, 0 FROM g) s;
+SELECT gpu_sort(array_agg(x ORDER BY d)) FROM g, LATERAL (SELECT 1 / (x - 1) AS d OFFSET 0) l;
+DROP VIEW gv;
 
 -- Keys that are rewritten and keys that are left alone: each query grouped
 -- by k, its plan, and how many groups' arrays differ (as text: -0 and +0
@@ -151,6 +165,8 @@ CREATE FUNCTION rc_key(int4) RETURNS int4 LANGUAGE sql IMMUTABLE STRICT AS 'SELE
 REVOKE EXECUTE ON FUNCTION rc_key(int4) FROM PUBLIC;
 SET ROLE regress_rc_user;
 SELECT gpu_sort(array_agg(x ORDER BY rc_key(x))) FROM g;
+-- the same function behind a column of a subquery that is not pulled up
+SELECT gpu_sort(array_agg(x ORDER BY d)) FROM (SELECT x, rc_key(x) AS d FROM g OFFSET 0) s;
 RESET ROLE;
 
 -- Column privileges are the query's, rewritten or not: an ORDER BY key's

@@ -517,6 +517,12 @@ gpusort_state_in(PG_FUNCTION_ARGS)
 	param_hex = key_hex(&p, "param", &param_len);
 	nvalues = key_int64(&p, "n");
 	values_hex = key_hex(&p, "values", &values_len);
+	if (!sorted && !limited && nvalues <= 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"unsorted\" for %lld values",
+						"gpusort_state", (long long) nvalues),
+				 errhint("A state of at most one value is \"sorted\".")));
 	if (param_len == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),

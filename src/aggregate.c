@@ -87,10 +87,22 @@ typedef struct SortAggSerialHeader
 static MemoryContext states_parent;
 static MemoryContext states_context;
 
+/* A reset or delete of the parent: the cache forgets it. */
+static void
+forget_states_parent(void *arg)
+{
+	if (states_parent == (MemoryContext) arg)
+		states_parent = states_context = NULL;
+}
+
+/*
+ * A delete of the states' context itself (a DeleteExpandedObject of one of
+ * its states, which no aggregate of gpusort's makes): the cache forgets it.
+ */
 static void
 forget_states_context(void *arg)
 {
-	if (states_parent == (MemoryContext) arg)
+	if (states_context == (MemoryContext) arg)
 		states_parent = states_context = NULL;
 }
 
@@ -111,9 +123,13 @@ get_states_context(MemoryContext parent)
 		MemoryContextCallback *callback = MemoryContextAlloc(parent, sizeof(MemoryContextCallback));
 
 		context = AllocSetContextCreate(parent, STATES_CONTEXT_NAME, ALLOCSET_DEFAULT_SIZES);
-		callback->func = forget_states_context;
+		callback->func = forget_states_parent;
 		callback->arg = parent;
 		MemoryContextRegisterResetCallback(parent, callback);
+		callback = MemoryContextAlloc(context, sizeof(MemoryContextCallback));
+		callback->func = forget_states_context;
+		callback->arg = context;
+		MemoryContextRegisterResetCallback(context, callback);
 	}
 	states_parent = parent;
 	states_context = context;
@@ -123,14 +139,40 @@ get_states_context(MemoryContext parent)
 /*
  * A new empty state in the states' context under parent, its first buffer
  * of values in the same chunk.  Nothing deletes the expanded object's
- * context, which other states share: the aggregates return the state they
- * were given, so the executor never replaces (and deletes) a state that is
- * in memory, and the states go when the parent is reset.
+ * context, which other states share: gpusort's transition and combine
+ * functions return the state they were given, so the executor never
+ * replaces (and deletes) a state that is in memory, and the states go when
+ * the parent is reset.  A window aggregate's state has a context of its own
+ * (new_window_state).
  */
+static SortAggState *new_state_in(MemoryContext context, Oid elemtype, bool descending);
+
 SortAggState *
 gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
 {
-	MemoryContext context = get_states_context(parent);
+	return new_state_in(get_states_context(parent), elemtype, descending);
+}
+
+/*
+ * A new empty state of a window aggregate, in a context of its own under
+ * the window's aggregate context: a window holds one state per aggregate, so
+ * a context each costs nothing there, and a moving aggregate that pairs
+ * gpusort's transition with a user's inverse transition may have the
+ * executor delete a state it replaces (DeleteExpandedObject deletes the
+ * state's context).
+ */
+static SortAggState *
+new_window_state(MemoryContext aggcontext, Oid elemtype, bool descending)
+{
+	MemoryContext context = AllocSetContextCreate(aggcontext, "gpusort window aggregate state",
+												  ALLOCSET_SMALL_SIZES);
+
+	return new_state_in(context, elemtype, descending);
+}
+
+static SortAggState *
+new_state_in(MemoryContext context, Oid elemtype, bool descending)
+{
 	SortAggState *state;
 
 	StaticAssertStmt(MAXALIGN(sizeof(SortAggState)) + 8 * sizeof(int64) <= AGG_STATE_CHUNK,
@@ -370,8 +412,13 @@ agg_context(FunctionCallInfo fcinfo, const char *funcname)
 SortAggState *
 gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending)
 {
-	MemoryContext aggcontext = agg_context(fcinfo, funcname);
+	MemoryContext aggcontext;
+	int			kind = AggCheckCallContext(fcinfo, &aggcontext);
+	bool		window = kind == AGG_CONTEXT_WINDOW;
 	SortAggState *state = gpusort_agg_arg_in_memory(fcinfo);
+
+	if (kind == 0)
+		elog(ERROR, "%s called in non-aggregate context", funcname);
 
 	if (state == NULL && !PG_ARGISNULL(0))
 	{
@@ -383,15 +430,23 @@ gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending
 		SortAggView view = gpusort_agg_view_arg(fcinfo, 0);
 		Oid			argtype = gpusort_fn_argtype(fcinfo->flinfo, 1);
 
-		if (view.elemtype != argtype)
+		if (view.elemtype != getBaseType(argtype))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("aggregate state holds values of type %s where %s is expected",
 							format_type_be(view.elemtype), format_type_be(argtype)),
 					 errdetail("The aggregate's initial state was written for values of another type.")));
-		state = gpusort_agg_state_from_view(aggcontext, &view);
+		if (window)
+		{
+			state = new_window_state(aggcontext, view.elemtype, view.descending);
+			gpusort_agg_append_view(state, &view);
+		}
+		else
+			state = gpusort_agg_state_from_view(aggcontext, &view);
 	}
-	if (state == NULL)
+	if (state == NULL && window)
+		state = new_window_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1), descending);
+	else if (state == NULL)
 		state = gpusort_agg_new_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1), descending);
 	else
 		check_same_direction(state, descending, funcname);

@@ -89,23 +89,18 @@ gpu_percentile_transfn_step(FunctionCallInfo fcinfo)
 	bool		is_array;
 
 	/*
-	 * The fraction's type: the kind of the fraction the state keeps, after
-	 * its first row (Citus's worker_partial_agg sets the call up afresh for
-	 * each row, so nothing cached in it lasts); else looked up once per query.
+	 * The fraction's kind from the argument's type, looked up once per query
+	 * (a state's kept fraction may come from an initial state written by
+	 * hand, so it is compared, never trusted: gpusort_agg_param)
 	 */
-	if (state->param != NULL && state->param[0] != FRACTION_NULL)
-		is_array = state->param[0] == FRACTION_ARRAY;
-	else
+	if (fcinfo->flinfo->fn_extra == NULL)
 	{
-		if (fcinfo->flinfo->fn_extra == NULL)
-		{
-			bool	   *cached = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(bool));
+		bool	   *cached = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(bool));
 
-			*cached = gpusort_fn_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
-			fcinfo->flinfo->fn_extra = cached;
-		}
-		is_array = *(bool *) fcinfo->flinfo->fn_extra;
+		*cached = gpusort_fn_argtype(fcinfo->flinfo, 2) == FLOAT8ARRAYOID;
+		fcinfo->flinfo->fn_extra = cached;
 	}
+	is_array = *(bool *) fcinfo->flinfo->fn_extra;
 
 	gpusort_agg_add(state, fcinfo, 1);
 

@@ -56,6 +56,7 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -64,6 +65,7 @@
 #include "nodes/pathnodes.h"
 #include "nodes/plannodes.h"
 #include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -94,13 +96,13 @@ is_gpu_sort(const FuncExpr *fcall)
 
 /*
  * Whether an ORDER BY key inside array_agg can be dropped without dropping
- * an error: its evaluation cannot fail (a column or a constant, under
- * RelabelTypes) and neither can its comparisons (a built-in scalar type or
+ * an error: its evaluation cannot fail (a column of a table or a constant,
+ * under RelabelTypes) and neither can its comparisons (a built-in scalar type or
  * an enum, a domain over one, with a collation where the type has one).
  * The key's sort operator is checked by the caller.
  */
 static bool
-droppable_order_key(Expr *key)
+droppable_order_key(PlannerInfo *root, Expr *key)
 {
 	Expr	   *inner = key;
 	Oid			type;
@@ -110,6 +112,23 @@ droppable_order_key(Expr *key)
 		inner = ((RelabelType *) inner)->arg;
 	if (!IsA(inner, Var) && !IsA(inner, Const))
 		return false;
+	if (IsA(inner, Var))
+	{
+		/*
+		 * Only a column of a table read here: a column of a subquery that is
+		 * not pulled up (OFFSET, LIMIT, UNION ALL, LATERAL) is an expression
+		 * there, which the planner replaces by NULL once nothing reads the
+		 * column, and a foreign scan converts only the columns it returns
+		 */
+		Var		   *var = (Var *) inner;
+		RangeTblEntry *rte;
+
+		if (var->varlevelsup != 0 || var->varno <= 0 || var->varno > list_length(root->parse->rtable))
+			return false;
+		rte = rt_fetch(var->varno, root->parse->rtable);
+		if (rte->rtekind != RTE_RELATION || rte->relkind == RELKIND_FOREIGN_TABLE)
+			return false;
+	}
 
 	type = getBaseType(exprType((Node *) key));
 	typtype = get_typtype(type);
@@ -129,7 +148,7 @@ droppable_order_key(Expr *key)
  * operator matters).
  */
 static Expr *
-array_agg_element(const Aggref *aggref)
+array_agg_element(PlannerInfo *root, const Aggref *aggref)
 {
 	TargetEntry *first;
 	ListCell   *lc;
@@ -149,7 +168,7 @@ array_agg_element(const Aggref *aggref)
 	{
 		TargetEntry *key = lfirst_node(TargetEntry, lc);
 
-		if (!key->resjunk || !droppable_order_key(key->expr))
+		if (!key->resjunk || !droppable_order_key(root, key->expr))
 			return NULL;
 	}
 	foreach(lc, aggref->aggorder)
@@ -190,14 +209,14 @@ constant_direction(const FuncExpr *fcall)
 }
 
 static bool
-match_sort_of_array_agg(const FuncExpr *fcall, SortOfArrayAgg *match)
+match_sort_of_array_agg(PlannerInfo *root, const FuncExpr *fcall, SortOfArrayAgg *match)
 {
 	/* gpu_sort(a, descending, nulls_first): the planner has filled in the defaults */
 	if (list_length(fcall->args) != 3 || !IsA(linitial(fcall->args), Aggref) ||
 		!is_gpu_sort(fcall))
 		return false;
 	match->array_agg = linitial_node(Aggref, fcall->args);
-	match->element = array_agg_element(match->array_agg);
+	match->element = array_agg_element(root, match->array_agg);
 	match->descending = constant_direction(fcall);
 	return match->element != NULL && match->descending != NULL;
 }
@@ -341,7 +360,7 @@ gpusort_rewrite_sort_of_array_agg(PlannerInfo *root, const FuncExpr *fcall)
 	Oid			aggfnoid;
 
 	/* without a plan to record its dependencies in, no rewrite */
-	if (root == NULL || root->glob == NULL || !match_sort_of_array_agg(fcall, &match))
+	if (root == NULL || root->glob == NULL || !match_sort_of_array_agg(root, fcall, &match))
 		return NULL;
 	aggfnoid = lookup_sort_agg(fcall, exprType((Node *) match.element),
 							   DatumGetBool(match.descending->constvalue));
