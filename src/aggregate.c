@@ -60,6 +60,9 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 #define AGG_STATE_CHUNK 256
 #define AGG_INITIAL_BYTES (AGG_STATE_CHUNK - MAXALIGN(sizeof(SortAggState)))
 
+/* At most this many values are sorted in place (gs_cpu_sort's insertion sort, no scratch). */
+#define AGG_SORT_IN_PLACE_MAX 64
+
 /* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
 #define AGG_PRUNE_MIN 1024
 
@@ -543,14 +546,35 @@ merge_runs(SortAggState *state, int32 target)
 
 /*
  * Sorts the state's values once through gpusort_run, into a new buffer so
- * that a failed sort leaves the state as it was.
+ * that a failed sort leaves the state as it was (a few values in place).
  */
 static void
 sort_values(SortAggState *state)
 {
 	GpusortJob	job;
-	MemoryContext oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
-	char	   *sorted = gpusort_alloc_large(Max((Size) state->nvalues * state->typlen, 1));
+	MemoryContext oldcontext;
+	char	   *sorted;
+
+	/*
+	 * A few values (a group of a few rows, or a partial state of one):
+	 * sorted in place on the CPU, where a sort through gpusort_run would
+	 * cost more in its setup than in the sort
+	 */
+	if (state->nvalues <= AGG_SORT_IN_PLACE_MAX)
+	{
+		gs_error	err;
+
+		if (gs_cpu_sort(state->type, state->values, (size_t) state->nvalues, false,
+						NULL, NULL, NULL, &err) != GS_OK)
+			elog(ERROR, "gpusort: the CPU sort of %lld values failed: %s",
+				 (long long) state->nvalues, err.message);
+		state->sorted = true;
+		state->nruns = 0;
+		return;
+	}
+
+	oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
+	sorted = gpusort_alloc_large(Max((Size) state->nvalues * state->typlen, 1));
 
 	MemoryContextSwitchTo(oldcontext);
 
@@ -731,10 +755,30 @@ static void
 add_runs(SortAggState *state, int32 old_nruns, int64 start, const SortAggView *view)
 {
 	int32		n = old_nruns;
+	int32		view_runs = view->nvalues == 0 ? 0 :
+		(!view->sorted && view->nruns >= 2 ? view->nruns : 1);
 
-	if (state->run_starts == NULL)
-		state->run_starts = MemoryContextAlloc(state->hdr.eoh_context,
-											   (2 * GPUSORT_AGG_MAX_RUNS + 1) * sizeof(int64));
+	/*
+	 * One run or none: sorted, and no room for run starts (a finalize step
+	 * of many groups combines one partial state into most of them)
+	 */
+	if (old_nruns + view_runs <= 1)
+	{
+		state->sorted = true;
+		state->nruns = 0;
+		return;
+	}
+	if (state->run_capacity < old_nruns + view_runs + 1)
+	{
+		/* room for a few runs first (most groups have as many as workers), then for all */
+		int32		capacity = old_nruns + view_runs + 1 <= 9 ? 9 : 2 * GPUSORT_AGG_MAX_RUNS + 1;
+
+		if (state->run_starts == NULL)
+			state->run_starts = MemoryContextAlloc(state->hdr.eoh_context, capacity * sizeof(int64));
+		else
+			state->run_starts = repalloc(state->run_starts, capacity * sizeof(int64));
+		state->run_capacity = capacity;
+	}
 	if (old_nruns == 1)
 		state->run_starts[0] = 0;
 	if (view->nvalues > 0 && !view->sorted && view->nruns >= 2)

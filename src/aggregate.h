@@ -42,7 +42,8 @@ typedef struct SortAggState
 	int32		nruns;			/* >= 2: values are nruns ascending runs, run r
 								 * at [run_starts[r], run_starts[r + 1]), the
 								 * last ending at nvalues; 0: no runs */
-	int64	   *run_starts;		/* room for 2 GPUSORT_AGG_MAX_RUNS + 1, or NULL */
+	int64	   *run_starts;		/* room for run_capacity starts, or NULL */
+	int32		run_capacity;	/* 0, 9 or 2 GPUSORT_AGG_MAX_RUNS + 1 */
 	int64		nvalues;		/* non-NULL values in values */
 	int64		nnulls;			/* nvalues + nnulls never overflows, nor does
 								 * capacity + nnulls */
