@@ -35,19 +35,55 @@ if ! type -P bc >/dev/null 2>&1; then
 	}
 fi
 
+# What the build needs of the PostgreSQL whose pg_config is on PATH: its server
+# headers (postgres.h) and PGXS's makefile.  Prints those of them that are
+# missing, one a line; nothing when the build has both.
+gs_pg_build_missing() {
+	local f
+	for f in "$(pg_config --includedir-server 2>/dev/null)/postgres.h" "$(pg_config --pgxs 2>/dev/null)"; do
+		[ -f "$f" ] || echo "$f"
+	done
+}
+
+# gs_apt_install WHY PACKAGE...: installs the packages with apt (as root, or
+# with sudo), saying why.
+gs_apt_install() {
+	local why=$1
+	shift
+	gs_log "installing $* with apt ($why)"
+	$GS_SUDO apt-get update -qq &&
+		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 # pg_config on PATH (an existing PostgreSQL, or the GPU host's bundle) wins;
-# otherwise install Debian's PostgreSQL 15 with apt.
+# otherwise Debian's PostgreSQL 15 is installed with apt.  The build needs
+# that PostgreSQL's server headers and PGXS (gs_pg_build_missing): when one is
+# missing, a Debian PostgreSQL N (its headers belong in
+# /usr/include/postgresql/N/server) gets postgresql-server-dev-N with apt;
+# elsewhere, or when that did not bring them, one line says what to install
+# and this returns 1.
 gs_ensure_postgres() {
-	if ! command -v pg_config >/dev/null 2>&1 || [ ! -f "$(pg_config --pgxs 2>/dev/null)" ]; then
+	local major missing
+	if ! command -v pg_config >/dev/null 2>&1; then
 		command -v apt-get >/dev/null 2>&1 ||
 			{ echo "no pg_config on PATH and no apt-get: install PostgreSQL 15 and its server headers" >&2; return 1; }
-		gs_log "installing PostgreSQL 15 with apt"
-		$GS_SUDO apt-get update -qq
-		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			postgresql-15 postgresql-server-dev-15 build-essential >/dev/null
+		gs_apt_install "no pg_config on PATH" postgresql-15 postgresql-server-dev-15 build-essential || return 1
+		[ -n "$(type -P pg_config)" ] || PATH=/usr/lib/postgresql/15/bin:$PATH
+	fi
+	major=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	missing=$(gs_pg_build_missing)
+	if [ -n "$missing" ] && command -v apt-get >/dev/null 2>&1 &&
+		[ "$(pg_config --includedir-server)" = "/usr/include/postgresql/$major/server" ]; then
+		gs_apt_install "$(pg_config --version) lacks ${missing//$'\n'/ }" "postgresql-server-dev-$major" || true
+		missing=$(gs_pg_build_missing)
+	fi
+	if [ -n "$missing" ]; then
+		echo "$(pg_config --version) ($(type -P pg_config)) has no ${missing//$'\n'/ }: install its server development files" \
+			"(Debian, Ubuntu: apt-get install postgresql-server-dev-$major; RPM: postgresql$major-devel)" >&2
+		return 1
 	fi
 	if ! command -v make >/dev/null 2>&1 || ! command -v gcc >/dev/null 2>&1; then
-		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
+		gs_apt_install "no make or gcc" build-essential || return 1
 	fi
 	# initdb, pg_ctl and postgres live in the server's bindir, not always on PATH
 	PATH=$(pg_config --bindir):$PATH
