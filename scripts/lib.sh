@@ -14,6 +14,30 @@ GS_SUDO=
 
 gs_log() { printf '== %s\n' "$*" >&2; }
 
+# gs_progress WHAT COMMAND...: runs COMMAND; while it runs, a line
+# "== WHAT: still running (N s)" every GS_PROGRESS_S seconds (default 30) on
+# stderr, so that a long step (a CUDA build, PostgreSQL's suite) shows it is
+# alive.  Returns COMMAND's status.
+gs_progress() {
+	local what=$1 ticker rc=0
+	shift
+	(
+		start=$SECONDS nap=
+		trap 'kill $nap 2>/dev/null; exit 0' TERM
+		while :; do
+			sleep "${GS_PROGRESS_S:-30}" >/dev/null 2>&1 &
+			nap=$!
+			wait $nap
+			gs_log "$what: still running ($((SECONDS - start)) s)"
+		done
+	) >/dev/null &
+	ticker=$!
+	"$@" || rc=$?
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null || true
+	return $rc
+}
+
 # bc(1) for the scripts' arithmetic where it is not installed (the GPU host's bare
 # image): reads one expression like bc does, "scale=N;" included, with awk.  Without
 # a scale the result is truncated to an integer, as bc's default scale 0 does;
@@ -123,6 +147,20 @@ gs_use_postgres() {
 	gs_ensure_postgres
 }
 
+# Whether make with these arguments builds with CUDA: CUDA=1 or CUDA=0 among
+# them or in the environment, else when the Makefile's NVCC exists.
+gs_cuda_build() {
+	local arg cuda=${CUDA:-} nvcc=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+	for arg in "$@"; do
+		case $arg in
+		CUDA=*) cuda=${arg#CUDA=} ;;
+		NVCC=*) nvcc=${arg#NVCC=} ;;
+		esac
+	done
+	[ -n "$cuda" ] || { [ -x "$nvcc" ] && cuda=1; }
+	[ "$cuda" = 1 ]
+}
+
 # Builds (with CUDA when nvcc is found, see the Makefile) and installs.
 # Extra arguments go to make, e.g. CUDA=0.
 gs_build_install() {
@@ -141,8 +179,12 @@ gs_build_install() {
 		return 0
 	fi
 	jobs=$(nproc 2>/dev/null || echo 2)
-	gs_log "building gpusort"
-	make -C "$GS_ROOT" -s -j"$jobs" "$@"
+	if gs_cuda_build "$@"; then
+		gs_log "building gpusort with CUDA (nvcc: a minute or more; make CUDA=0 builds for the CPU alone)"
+	else
+		gs_log "building gpusort"
+	fi
+	gs_progress "building gpusort" make -C "$GS_ROOT" -s -j"$jobs" "$@"
 	gs_log "installing into $(pg_config --pkglibdir)"
 	if [ -w "$(pg_config --pkglibdir)" ]; then
 		make -C "$GS_ROOT" -s install "$@"
