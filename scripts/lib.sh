@@ -115,6 +115,19 @@ gs_ensure_postgres() {
 	gs_log "using $(pg_config --version) from $(pg_config --bindir)"
 }
 
+# The folder of PostgreSQL's source tarballs (scripts/pg-build.sh,
+# scripts/pg-regress-suite.sh): GS_PG_SRC, else the first shared/pg-src beside
+# the clone or beside one of its parent folders, else ../shared/pg-src.
+gs_pg_src_dir() {
+	local dir=$GS_ROOT
+	if [ -n "${GS_PG_SRC:-}" ]; then echo "$GS_PG_SRC"; return; fi
+	while [ "$dir" != / ]; do
+		dir=$(dirname "$dir")
+		[ -d "$dir/shared/pg-src" ] && { echo "$dir/shared/pg-src"; return; }
+	done
+	echo "$GS_ROOT/../shared/pg-src"
+}
+
 # gs_use_postgres [VERSION]: the PostgreSQL to build and test against, first
 # on PATH (from the PATH this script started with, so it can be called again).
 #   (none)   pg_config on PATH, else Debian's PostgreSQL 15 (gs_ensure_postgres)

@@ -15,21 +15,10 @@
 # configured --without-icu --without-readline.  Progress goes to stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-source "$root/scripts/lib.sh"	# gs_progress
+source "$root/scripts/lib.sh"	# gs_progress, gs_pg_src_dir
 version=${1:?usage: pg-build.sh VERSION, e.g. 18.6 or 18}
 major=${version%%.*}
-src=${GS_PG_SRC:-}
-if [ -z "$src" ]; then
-	dir=$root
-	while [ "$dir" != / ]; do
-		dir=$(dirname "$dir")
-		if [ -d "$dir/shared/pg-src" ]; then
-			src=$dir/shared/pg-src
-			break
-		fi
-	done
-	src=${src:-$root/../shared/pg-src}
-fi
+src=$(gs_pg_src_dir)
 caches=${GS_PG_CACHE:-/var/cache/gpusort}
 if [ "$version" = "$major" ]; then
 	# the newest tarball of that major version, else the newest build of it in the cache

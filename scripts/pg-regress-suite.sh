@@ -54,23 +54,12 @@ if [ -z "$pg" ]; then
 	command -v pg_config >/dev/null 2>&1 && pg=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 fi
 
-# The folder of the source tarballs, found as pg-build.sh finds it.
-source_folder() {
-	local dir=$GS_ROOT
-	if [ -n "${GS_PG_SRC:-}" ]; then echo "$GS_PG_SRC"; return; fi
-	while [ "$dir" != / ]; do
-		dir=$(dirname "$dir")
-		[ -d "$dir/shared/pg-src" ] && { echo "$dir/shared/pg-src"; return; }
-	done
-	echo "$GS_ROOT/../shared/pg-src"
-}
-
 # Unpacks and configures the newest source of major version $1 once and
 # builds src/test/regress (pg_regress, regress.so and the spi modules it
 # loads); prints the folder of src/test/regress.
 prepare_suite() {
 	local major=$1 src tarball version tree
-	src=$(source_folder)
+	src=$(gs_pg_src_dir)
 	tarball=$(cd "$src" 2>/dev/null && ls postgresql-"$major"_*.orig.tar.bz2 2>/dev/null | sort -V | tail -1 || true)
 	[ -n "$tarball" ] || { echo "pg-regress-suite: no postgresql-${major}_*.orig.tar.bz2 in $src (set GS_PG_SRC)" >&2; return 3; }
 	version=${tarball#postgresql-"${major}"_}
