@@ -217,7 +217,7 @@ elif [ -f scripts/citus-check.sh ]; then
 		tee "$clog" | subtotals || rc=$?
 	if [ "$rc" = 3 ] && ! grep -qE '^[0-9]+ passed, [0-9]+ failed$' "$clog"; then
 		# its last word on why: "citus-check.sh: DIR/citus-V.tar.gz not found (set GS_CITUS_SRC)"
-		why=$(sed -nE 's/^citus-check.sh: (.*[^)])( \(set GS_CITUS_SRC\))?$/\1/p' "$clog" | tail -1)
+		why=$(sed -nE 's/ \(set GS_CITUS_SRC\)$//; s/^citus-check.sh: //p' "$clog" | tail -1)
 		skip "Citus (${why:-its source or build is missing})"
 	else
 		add_subtotal "$clog"
