@@ -60,11 +60,13 @@ if ! type -P bc >/dev/null 2>&1; then
 fi
 
 # What the build needs of the PostgreSQL whose pg_config is on PATH: its server
-# headers (postgres.h) and PGXS's makefile.  Prints those of them that are
-# missing, one a line; nothing when the build has both.
+# headers (postgres.h; not with GS_PREBUILT=1, which compiles nothing) and
+# PGXS's makefile.  Prints those of them that are missing, one a line; nothing
+# when the build has them.
 gs_pg_build_missing() {
 	local f
 	for f in "$(pg_config --includedir-server 2>/dev/null)/postgres.h" "$(pg_config --pgxs 2>/dev/null)"; do
+		[ "${GS_PREBUILT:-0}" = 1 ] && [ "${f##*/}" = postgres.h ] && continue
 		[ -f "$f" ] || echo "$f"
 	done
 }
