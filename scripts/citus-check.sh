@@ -131,6 +131,17 @@ citus_build() {
 	work=$(mktemp -d /tmp/gpusort-citus-build.XXXXXX)
 	gs_log "building Citus $version against $(pg_config --version) into $cache (once, about 5 minutes; log $work/build.log)"
 	tar -xzf "$src/citus-$version.tar.gz" -C "$work"
+	gs_progress "building Citus $version" citus_make "$version" "$src" "$work" "$cache" ||
+		{ tail -40 "$work/build.log" >&2; return 1; }
+	pg_config --version >"$cache/pg_version"
+	touch "$cache/.complete"
+	rm -rf "$work"
+}
+
+# citus_make VERSION SRC WORK CACHE: configures and builds the unpacked Citus in
+# WORK, installs it into CACHE/root (log: WORK/build.log).
+citus_make() {
+	local version=$1 src=$2 work=$3 cache=$4
 	(
 		cd "$work/citus-$version"
 		# servers that export have_createdb_privilege() themselves (15.20 and
@@ -144,10 +155,7 @@ citus_build() {
 			make -j2 &&
 			rm -rf "$cache" && mkdir -p "$cache" &&
 			make install DESTDIR="$cache/root"
-	) >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; return 1; }
-	pg_config --version >"$cache/pg_version"
-	touch "$cache/.complete"
-	rm -rf "$work"
+	) >"$work/build.log" 2>&1
 }
 
 # Installs the cached image into the server's directories unless the same

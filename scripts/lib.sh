@@ -14,6 +14,30 @@ GS_SUDO=
 
 gs_log() { printf '== %s\n' "$*" >&2; }
 
+# gs_progress WHAT COMMAND...: runs COMMAND; while it runs, a line
+# "== WHAT: still running (N s)" every GS_PROGRESS_S seconds (default 30) on
+# stderr, so that a long step (a CUDA build, PostgreSQL's suite) shows it is
+# alive.  Returns COMMAND's status.
+gs_progress() {
+	local what=$1 ticker rc=0
+	shift
+	(
+		start=$SECONDS nap=
+		trap 'kill $nap 2>/dev/null; exit 0' TERM
+		while :; do
+			sleep "${GS_PROGRESS_S:-30}" >/dev/null 2>&1 &
+			nap=$!
+			wait $nap
+			gs_log "$what: still running ($((SECONDS - start)) s)"
+		done
+	) >/dev/null &
+	ticker=$!
+	"$@" || rc=$?
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null || true
+	return $rc
+}
+
 # bc(1) for the scripts' arithmetic where it is not installed (the GPU host's bare
 # image): reads one expression like bc does, "scale=N;" included, with awk.  Without
 # a scale the result is truncated to an integer, as bc's default scale 0 does;
@@ -35,24 +59,75 @@ if ! type -P bc >/dev/null 2>&1; then
 	}
 fi
 
+# What the build needs of the PostgreSQL whose pg_config is on PATH: its server
+# headers (postgres.h; not with GS_PREBUILT=1, which compiles nothing) and
+# PGXS's makefile.  Prints those of them that are missing, one a line; nothing
+# when the build has them.
+gs_pg_build_missing() {
+	local f
+	for f in "$(pg_config --includedir-server 2>/dev/null)/postgres.h" "$(pg_config --pgxs 2>/dev/null)"; do
+		[ "${GS_PREBUILT:-0}" = 1 ] && [ "${f##*/}" = postgres.h ] && continue
+		[ -f "$f" ] || echo "$f"
+	done
+}
+
+# gs_apt_install WHY PACKAGE...: installs the packages with apt (as root, or
+# with sudo), saying why.
+gs_apt_install() {
+	local why=$1
+	shift
+	gs_log "installing $* with apt ($why)"
+	$GS_SUDO apt-get update -qq &&
+		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 # pg_config on PATH (an existing PostgreSQL, or the GPU host's bundle) wins;
-# otherwise install Debian's PostgreSQL 15 with apt.
+# otherwise Debian's PostgreSQL 15 is installed with apt.  The build needs
+# that PostgreSQL's server headers and PGXS (gs_pg_build_missing): when one is
+# missing, a Debian PostgreSQL N (its headers belong in
+# /usr/include/postgresql/N/server) gets postgresql-server-dev-N with apt;
+# elsewhere, or when that did not bring them, one line says what to install
+# and this returns 1.
 gs_ensure_postgres() {
-	if ! command -v pg_config >/dev/null 2>&1 || [ ! -f "$(pg_config --pgxs 2>/dev/null)" ]; then
+	local major missing
+	if ! command -v pg_config >/dev/null 2>&1; then
 		command -v apt-get >/dev/null 2>&1 ||
 			{ echo "no pg_config on PATH and no apt-get: install PostgreSQL 15 and its server headers" >&2; return 1; }
-		gs_log "installing PostgreSQL 15 with apt"
-		$GS_SUDO apt-get update -qq
-		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			postgresql-15 postgresql-server-dev-15 build-essential >/dev/null
+		gs_apt_install "no pg_config on PATH" postgresql-15 postgresql-server-dev-15 build-essential || return 1
+		[ -n "$(type -P pg_config)" ] || PATH=/usr/lib/postgresql/15/bin:$PATH
+	fi
+	major=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	missing=$(gs_pg_build_missing)
+	if [ -n "$missing" ] && command -v apt-get >/dev/null 2>&1 &&
+		[ "$(pg_config --includedir-server)" = "/usr/include/postgresql/$major/server" ]; then
+		gs_apt_install "$(pg_config --version) lacks ${missing//$'\n'/ }" "postgresql-server-dev-$major" || true
+		missing=$(gs_pg_build_missing)
+	fi
+	if [ -n "$missing" ]; then
+		echo "$(pg_config --version) ($(type -P pg_config)) has no ${missing//$'\n'/ }: install its server development files" \
+			"(Debian, Ubuntu: apt-get install postgresql-server-dev-$major; RPM: postgresql$major-devel)" >&2
+		return 1
 	fi
 	if ! command -v make >/dev/null 2>&1 || ! command -v gcc >/dev/null 2>&1; then
-		$GS_SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
+		gs_apt_install "no make or gcc" build-essential || return 1
 	fi
 	# initdb, pg_ctl and postgres live in the server's bindir, not always on PATH
 	PATH=$(pg_config --bindir):$PATH
 	export PATH
 	gs_log "using $(pg_config --version) from $(pg_config --bindir)"
+}
+
+# The folder of PostgreSQL's source tarballs (scripts/pg-build.sh,
+# scripts/pg-regress-suite.sh): GS_PG_SRC, else the first shared/pg-src beside
+# the clone or beside one of its parent folders, else ../shared/pg-src.
+gs_pg_src_dir() {
+	local dir=$GS_ROOT
+	if [ -n "${GS_PG_SRC:-}" ]; then echo "$GS_PG_SRC"; return; fi
+	while [ "$dir" != / ]; do
+		dir=$(dirname "$dir")
+		[ -d "$dir/shared/pg-src" ] && { echo "$dir/shared/pg-src"; return; }
+	done
+	echo "$GS_ROOT/../shared/pg-src"
 }
 
 # gs_use_postgres [VERSION]: the PostgreSQL to build and test against, first
@@ -87,6 +162,20 @@ gs_use_postgres() {
 	gs_ensure_postgres
 }
 
+# Whether make with these arguments builds with CUDA: CUDA=1 or CUDA=0 among
+# them or in the environment, else when the Makefile's NVCC exists.
+gs_cuda_build() {
+	local arg cuda=${CUDA:-} nvcc=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+	for arg in "$@"; do
+		case $arg in
+		CUDA=*) cuda=${arg#CUDA=} ;;
+		NVCC=*) nvcc=${arg#NVCC=} ;;
+		esac
+	done
+	[ -n "$cuda" ] || { [ -x "$nvcc" ] && cuda=1; }
+	[ "$cuda" = 1 ]
+}
+
 # Builds (with CUDA when nvcc is found, see the Makefile) and installs.
 # Extra arguments go to make, e.g. CUDA=0.
 gs_build_install() {
@@ -105,8 +194,12 @@ gs_build_install() {
 		return 0
 	fi
 	jobs=$(nproc 2>/dev/null || echo 2)
-	gs_log "building gpusort"
-	make -C "$GS_ROOT" -s -j"$jobs" "$@"
+	if gs_cuda_build "$@"; then
+		gs_log "building gpusort with CUDA (nvcc: a minute or more; make CUDA=0 builds for the CPU alone)"
+	else
+		gs_log "building gpusort"
+	fi
+	gs_progress "building gpusort" make -C "$GS_ROOT" -s -j"$jobs" "$@"
 	gs_log "installing into $(pg_config --pkglibdir)"
 	if [ -w "$(pg_config --pkglibdir)" ]; then
 		make -C "$GS_ROOT" -s install "$@"

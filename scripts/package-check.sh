@@ -110,10 +110,13 @@ else
 fi
 (cd "$src" && find . -type f | sort) >"$work/files-before"
 
-gs_log "dpkg-buildpackage -us -uc in $src${CUDA:+ (CUDA=$CUDA)}"
+gs_log "dpkg-buildpackage -us -uc in $src${CUDA:+ (CUDA=$CUDA)} (a few minutes; log $work/build.log)"
 start=$(date +%s)
 rc=0
-(cd "$src" && dpkg-buildpackage -us -uc -j"$(nproc 2>/dev/null || echo 2)") >>"$work/build.log" 2>&1 || rc=$?
+build_package() (
+	cd "$src" && dpkg-buildpackage -us -uc -j"$(nproc 2>/dev/null || echo 2)" >>"$work/build.log" 2>&1
+)
+gs_progress "dpkg-buildpackage" build_package || rc=$?
 secs=$(($(date +%s) - start))
 [ "$rc" = 0 ] || tail -40 "$work/build.log" >&2
 mapfile -t debs < <(find "$work/src" -maxdepth 1 -name 'postgresql-*-gpusort_*.deb' | sort)

@@ -15,20 +15,10 @@
 # configured --without-icu --without-readline.  Progress goes to stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib.sh"	# gs_progress, gs_pg_src_dir
 version=${1:?usage: pg-build.sh VERSION, e.g. 18.6 or 18}
 major=${version%%.*}
-src=${GS_PG_SRC:-}
-if [ -z "$src" ]; then
-	dir=$root
-	while [ "$dir" != / ]; do
-		dir=$(dirname "$dir")
-		if [ -d "$dir/shared/pg-src" ]; then
-			src=$dir/shared/pg-src
-			break
-		fi
-	done
-	src=${src:-$root/../shared/pg-src}
-fi
+src=$(gs_pg_src_dir)
 caches=${GS_PG_CACHE:-/var/cache/gpusort}
 if [ "$version" = "$major" ]; then
 	# the newest tarball of that major version, else the newest build of it in the cache
@@ -69,13 +59,16 @@ fi
 
 work=$(mktemp -d /tmp/gpusort-pgbuild.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-echo "== building PostgreSQL $version into $cache (once; log in $work/build.log while it runs)" >&2
+echo "== building PostgreSQL $version into $cache (once, about 10 minutes on 2 cores; log in $work/build.log while it runs)" >&2
 tar -xjf "$src/$tarball" -C "$work"
 cd "$work"/postgresql-$version
-{
-	./configure --prefix="$cache" --without-icu --without-readline &&
-	make -j"$(nproc 2>/dev/null || echo 2)" -s &&
-	rm -rf "$cache" && make -s install
-} >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; exit 1; }
+build() {
+	{
+		./configure --prefix="$cache" --without-icu --without-readline &&
+		make -j"$(nproc 2>/dev/null || echo 2)" -s &&
+		rm -rf "$cache" && make -s install
+	} >"$work/build.log" 2>&1
+}
+gs_progress "building PostgreSQL $version" build || { tail -40 "$work/build.log" >&2; exit 1; }
 touch "$cache/.complete"
 echo "$cache/bin"

@@ -54,23 +54,12 @@ if [ -z "$pg" ]; then
 	command -v pg_config >/dev/null 2>&1 && pg=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 fi
 
-# The folder of the source tarballs, found as pg-build.sh finds it.
-source_folder() {
-	local dir=$GS_ROOT
-	if [ -n "${GS_PG_SRC:-}" ]; then echo "$GS_PG_SRC"; return; fi
-	while [ "$dir" != / ]; do
-		dir=$(dirname "$dir")
-		[ -d "$dir/shared/pg-src" ] && { echo "$dir/shared/pg-src"; return; }
-	done
-	echo "$GS_ROOT/../shared/pg-src"
-}
-
 # Unpacks and configures the newest source of major version $1 once and
 # builds src/test/regress (pg_regress, regress.so and the spi modules it
 # loads); prints the folder of src/test/regress.
 prepare_suite() {
 	local major=$1 src tarball version tree
-	src=$(source_folder)
+	src=$(gs_pg_src_dir)
 	tarball=$(cd "$src" 2>/dev/null && ls postgresql-"$major"_*.orig.tar.bz2 2>/dev/null | sort -V | tail -1 || true)
 	[ -n "$tarball" ] || { echo "pg-regress-suite: no postgresql-${major}_*.orig.tar.bz2 in $src (set GS_PG_SRC)" >&2; return 3; }
 	version=${tarball#postgresql-"${major}"_}
@@ -83,12 +72,24 @@ prepare_suite() {
 		rm -rf "$tree"
 		mkdir -p "$tree"
 		tar -xjf "$src/$tarball" -C "$tree" --strip-components=1
-		(cd "$tree" && ./configure --without-icu --without-readline &&
-			make -s -j"$(nproc 2>/dev/null || echo 2)" -C src/test/regress) >"$tree/build.log" 2>&1 ||
+		gs_progress "configuring and building the regression suite" build_suite "$tree" ||
 			{ tail -30 "$tree/build.log" >&2; return 1; }
 		touch "$tree/.complete"
 	fi
 	echo "$tree/src/test/regress"
+}
+
+# Configures the source tree $1 and builds its src/test/regress (log: $1/build.log).
+build_suite() (
+	cd "$1" && { ./configure --without-icu --without-readline &&
+		make -s -j"$(nproc 2>/dev/null || echo 2)" -C src/test/regress; } >"$1/build.log" 2>&1
+)
+
+# pg_regress of the suite $regress against the running cluster, into $1
+run_pg_regress() {
+	"${GS_RUN[@]}" "$regress/pg_regress" --inputdir="$regress" --outputdir="$1" --bindir="$(pg_config --bindir)" \
+		--dlpath="$regress" --max-concurrent-tests=20 --schedule="$regress/parallel_schedule" \
+		--host="$PGHOST" --port="$PGPORT" --user="$PGUSER" >"$1/pg_regress.log" 2>&1
 }
 
 # run_suite NAME SERVER_MODE SETTINGS: one cluster, installcheck-parallel into
@@ -105,10 +106,8 @@ run_suite() {
 	# lo_export) write the same files in results/
 	[ -z "${GS_OWNER:-}" ] || chown -R "$GS_OWNER" "$run"
 	[ "$name" = a ] || check_node
-	gs_log "installcheck-parallel, run $name ($(pg_config --version)${2:+, $2})"
-	"${GS_RUN[@]}" "$regress/pg_regress" --inputdir="$regress" --outputdir="$run" --bindir="$(pg_config --bindir)" \
-		--dlpath="$regress" --max-concurrent-tests=20 --schedule="$regress/parallel_schedule" \
-		--host="$PGHOST" --port="$PGPORT" --user="$PGUSER" >"$run/pg_regress.log" 2>&1 || true
+	gs_log "installcheck-parallel, run $name ($(pg_config --version)${2:+, $2}; a minute or more)"
+	gs_progress "installcheck-parallel, run $name" run_pg_regress "$run" || true
 	grep -E 'tests? (passed|failed)|failed \(|All [0-9]+ tests' "$run/pg_regress.log" | sed 's/^/   /' >&2 || true
 	cp "$GS_PGDIR/server.log" "$run/server.log"
 	gs_stop_cluster

@@ -1,7 +1,9 @@
 #!/bin/bash
 # scripts/test.sh: sets up what is missing, builds and installs gpusort, runs
-# the pg_regress suite in a throwaway cluster, the C tests of kernels/ and the
-# hardening tests, and ends with one line "N passed, N failed".
+# the pg_regress suite in a throwaway cluster, the C tests of kernels/, the
+# hardening tests and the other checks below, and ends with two lines: the
+# stages that did not run and why ("== skipped: ..."), then
+# "N passed, N failed, N skipped" (N skipped: how many stages did not run).
 #
 #   bash scripts/test.sh            # CUDA build when nvcc is found
 #   bash scripts/test.sh CUDA=0     # make arguments pass through
@@ -14,7 +16,8 @@
 # the PostgreSQL whose pg_config is on PATH, else Debian's 15.  The C tests
 # and the hardening tests run once, with the first.
 #
-# Counts: each pg_regress test of each PostgreSQL, each "ok"/"not ok" line of
+# Counts: each TAP line of the scripts' own tests (test/scripts/*.sh, which
+# need no cluster), each pg_regress test of each PostgreSQL, each "ok"/"not ok" line of
 # the C tests (a C test program that skips itself, e.g. for want of a GPU,
 # counts 0), each TAP line of scripts/hardening.sh --device cpu --quick, each
 # TAP line of scripts/readme-check.sh (the README's SQL examples, on each
@@ -24,7 +27,11 @@
 # line of scripts/package-check.sh (GS_SKIP_PACKAGE=1) and of
 # scripts/citus-check.sh at 10^5 rows on Debian's 15 (GS_SKIP_CITUS=1).
 # The subtotals of the programs show as "N ok, N not ok", so that the last
-# line is the only one of the form "N passed, N failed".
+# line is the only one of the form "N passed, N failed".  A stage skipped (a
+# GS_SKIP_* setting, a PostgreSQL or a suite with no source in ../shared/pg-src,
+# Citus with none in ../shared/citus, the package without its build
+# dependencies, hardening areas past their time budget) counts neither way:
+# it is named on the line before the last and counted in "N skipped".
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$GS_ROOT"
@@ -42,12 +49,41 @@ IFS=, read -r -a pg_list <<<"${pgs:-default}"
 
 passed=0
 failed=0
-skipped=
+skipped=()
+
+# skip STAGE: a stage that did not run, with why in STAGE ("Citus (no source in DIR)")
+skip() {
+	skipped+=("$1")
+	gs_log "SKIPPED: $1"
+}
+
+# adds the last "N passed, N failed" line of the log $1 to the counts; a log
+# without one (the program did not finish) counts one failure
+add_subtotal() {
+	local line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -1 || true)
+	if [ -n "$line" ]; then
+		passed=$((passed + $(echo "$line" | awk '{print $1}')))
+		failed=$((failed + $(echo "$line" | awk '{print $3}')))
+	else
+		failed=$((failed + 1))
+	fi
+}
 
 # shows a program's output with its own "N passed, N failed" lines reworded
 subtotals() {
 	sed -E -u 's/^(# )?([0-9]+) passed, ([0-9]+) failed$/\1\2 ok, \3 not ok (subtotal)/'
 }
+
+# the scripts' own tests: lib.sh's set-up tried with fakes (no cluster, no build)
+for t in test/scripts/*.sh; do
+	[ -f "$t" ] || continue
+	gs_log "$t"
+	tlog=$(mktemp)
+	bash "$t" 2>&1 | tee "$tlog" | subtotals || true
+	add_subtotal "$tlog"
+	rm -f "$tlog"
+done
 
 # pg_regress through the Makefile in a cluster of the PostgreSQL on PATH;
 # pg_regress writes "test NAME ... ok" up to 15 and "ok N - NAME" from 16 on
@@ -76,8 +112,7 @@ for pg in "${pg_list[@]}"; do
 	if [ "$rc" = 3 ]; then
 		# no tarball beside the clone (GS_PG_SRC names another folder): not a failure
 		# of gpusort, so it is reported and left out of the counts
-		gs_log "SKIPPED: PostgreSQL $pg: no source to build it from (set GS_PG_SRC)"
-		skipped="$skipped $pg"
+		skip "PostgreSQL $pg (no source in $(gs_pg_src_dir))"
 		continue
 	fi
 	if [ "$rc" != 0 ] || ! gs_build_install "$@" || ! gs_start_cluster; then
@@ -108,14 +143,10 @@ for pg in "${pg_list[@]}"; do
 		gs_log "the README's examples (scripts/readme-check.sh)"
 		rlog=$(mktemp)
 		bash scripts/readme-check.sh --no-build 2>&1 | tee "$rlog" | subtotals || true
-		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$rlog" | tail -1 || true)
-		if [ -n "$line" ]; then
-			passed=$((passed + $(echo "$line" | awk '{print $1}')))
-			failed=$((failed + $(echo "$line" | awk '{print $3}')))
-		else
-			failed=$((failed + 1))		# the checker itself did not finish
-		fi
+		add_subtotal "$rlog"
 		rm -f "$rlog"
+	elif [ "$first" = 1 ]; then
+		skip "the README's examples (GS_SKIP_README=1)"
 	fi
 
 	# the hardening tests on the CPU path, short forms (each in its own cluster);
@@ -125,28 +156,29 @@ for pg in "${pg_list[@]}"; do
 		hlog=$(mktemp)
 		bash scripts/hardening.sh --device cpu --quick --no-build --budget 1200 \
 			${GS_HARDENING_ONLY:+--only "$GS_HARDENING_ONLY"} 2>&1 | tee "$hlog" | subtotals || true
-		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$hlog" | tail -1 || true)
-		if [ -n "$line" ]; then
-			passed=$((passed + $(echo "$line" | awk '{print $1}')))
-			failed=$((failed + $(echo "$line" | awk '{print $3}')))
-		else
-			failed=$((failed + 1))		# the runner itself did not finish
-		fi
+		add_subtotal "$hlog"
+		line=$(sed -n 's/^# skipped for want of time: //p' "$hlog" | tail -1)
+		[ -z "$line" ] || skip "hardening areas ${line// /, } (past the time budget)"
 		rm -f "$hlog"
+	elif [ "$first" = 1 ]; then
+		skip "the hardening tests (GS_SKIP_HARDENING=1)"
 	fi
 	first=0
 
 	# PostgreSQL's own regression suite with and without gpusort's node, one
 	# count per PostgreSQL (scripts/pg-regress-suite.sh); GS_SKIP_PG_SUITE=1 leaves it out
+	major=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 	if [ "${GS_SKIP_PG_SUITE:-0}" != 1 ]; then
+		gs_log "PostgreSQL $major's own regression suite with and without gpusort (scripts/pg-regress-suite.sh, a few minutes)"
 		rc=0
-		bash scripts/pg-regress-suite.sh --pg "$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')" \
-			--no-build "$@" 2>&1 | subtotals || rc=$?
+		bash scripts/pg-regress-suite.sh --pg "$major" --no-build "$@" 2>&1 | subtotals || rc=$?
 		case $rc in
 		0) passed=$((passed + 1)) ;;
-		3) skipped="$skipped $pg (its regression suite)" ;;
+		3) skip "PostgreSQL $major's own regression suite (no source in $(gs_pg_src_dir))" ;;
 		*) failed=$((failed + 1)) ;;
 		esac
+	else
+		skip "PostgreSQL $major's own regression suite (GS_SKIP_PG_SUITE=1)"
 	fi
 done
 
@@ -159,40 +191,43 @@ if [ "${GS_SKIP_PACKAGE:-0}" != 1 ] && [ -f scripts/package-check.sh ]; then
 	plog=$(mktemp)
 	rc=0
 	bash scripts/package-check.sh "$@" 2>&1 | tee "$plog" | subtotals || rc=$?
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$plog" | tail -1 || true)
 	if [ "$rc" = 3 ]; then
-		gs_log "SKIPPED: the Debian package (its build dependencies are missing)"
-	elif [ -n "$line" ]; then
-		passed=$((passed + $(echo "$line" | awk '{print $1}')))
-		failed=$((failed + $(echo "$line" | awk '{print $3}')))
+		skip "the Debian package (its build dependencies are missing)"
 	else
-		failed=$((failed + 1))		# the check itself did not finish
+		add_subtotal "$plog"
 	fi
 	rm -f "$plog"
+elif [ "${GS_SKIP_PACKAGE:-0}" = 1 ]; then
+	skip "the Debian package (GS_SKIP_PACKAGE=1)"
 fi
 
 # Citus: every aggregate and function on a coordinator and two workers against
 # a local table, and that the plain aggregates are pushed down
 # (scripts/citus-check.sh builds Citus once into /var/cache/gpusort), on
 # Debian's PostgreSQL 15 at 10^5 rows; GS_SKIP_CITUS=1 leaves it out
-if [ "${GS_SKIP_CITUS:-0}" != 1 ] && [ -x /usr/lib/postgresql/15/bin/pg_config ] && [ -f scripts/citus-check.sh ]; then
+if [ "${GS_SKIP_CITUS:-0}" = 1 ]; then
+	skip "Citus (GS_SKIP_CITUS=1)"
+elif [ ! -x /usr/lib/postgresql/15/bin/pg_config ]; then
+	skip "Citus (no Debian PostgreSQL 15 in /usr/lib/postgresql/15)"
+elif [ -f scripts/citus-check.sh ]; then
 	gs_log "Citus (scripts/citus-check.sh, PostgreSQL 15, 10^5 rows)"
 	clog=$(mktemp)
 	rc=0
 	PATH=/usr/lib/postgresql/15/bin:$PATH bash scripts/citus-check.sh --rows 100000 --runs 1 2>&1 |
 		tee "$clog" | subtotals || rc=$?
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$clog" | tail -1 || true)
-	if [ "$rc" = 3 ] && [ -z "$line" ]; then
-		gs_log "SKIPPED: Citus (its sources are missing)"
-	elif [ -n "$line" ]; then
-		passed=$((passed + $(echo "$line" | awk '{print $1}')))
-		failed=$((failed + $(echo "$line" | awk '{print $3}')))
+	if [ "$rc" = 3 ] && ! grep -qE '^[0-9]+ passed, [0-9]+ failed$' "$clog"; then
+		# its last word on why: "citus-check.sh: DIR/citus-V.tar.gz not found (set GS_CITUS_SRC)"
+		why=$(sed -nE 's/ \(set GS_CITUS_SRC\)$//; s/^citus-check.sh: //p' "$clog" | tail -1)
+		skip "Citus (${why:-its source or build is missing})"
 	else
-		failed=$((failed + 1))		# the check itself did not finish
+		add_subtotal "$clog"
 	fi
 	rm -f "$clog"
 fi
 
-[ -z "$skipped" ] || gs_log "SKIPPED: the pg_regress suite against PostgreSQL$skipped (no source)"
-echo "$passed passed, $failed failed"
+# the stages that did not run, then the counts
+line=nothing
+[ ${#skipped[@]} -eq 0 ] || line=$(printf '%s, ' "${skipped[@]}")
+echo "== skipped: ${line%, }"
+echo "$passed passed, $failed failed, ${#skipped[@]} skipped"
 [ "$failed" -eq 0 ]

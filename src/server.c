@@ -722,7 +722,12 @@ gpusort_server_main(Datum main_arg)
 	GpusortServerShared *srv = gpusort_server;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	/*
+	 * SIGTERM (the postmaster's shutdown, or pg_terminate_backend) asks the
+	 * main loop to stop: a clean stop logs at LOG, where die() would end the
+	 * server with a FATAL "terminating background worker" on every shutdown.
+	 */
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGPIPE, SIG_IGN);
 	/*
 	 * pg_stat_activity shows the server as active: a cancel, such as a
@@ -769,6 +774,18 @@ gpusort_server_main(Datum main_arg)
 		(void) WaitLatchOrSocket(MyLatch, events, gpu.message_fd, timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+
+		if (ShutdownRequestPending)
+		{
+			/*
+			 * Exit status 1, as die() gave: the postmaster starts the server
+			 * again unless it is shutting down (0 would unregister it).
+			 * server_exit() ends the GPU process.
+			 */
+			ereport(LOG,
+					(errmsg("gpusort GPU server shutting down")));
+			proc_exit(1);
+		}
 
 		if (ConfigReloadPending)
 		{

@@ -27,7 +27,9 @@
 #     (the job sent again) or fails naming the stopped server or GPU process;
 #  6. gpusort_server() shows no job running or queued, no transfer area and no
 #     device memory in use.
-# Then a new sort is right.  20 rounds; --quick: 1 (every way to withdraw and end once).
+# Then a new sort is right, and a fast shutdown stops the server at LOG level, as each
+# SIGTERM of the rounds did: no FATAL of it in the server log.  20 rounds; --quick: 1
+# (every way to withdraw and end once).
 # TAP on stdout.  Own throwaway cluster on GS_PGPORT (default 55590).
 set -uo pipefail
 device=gpu
@@ -183,4 +185,15 @@ ok $? "gpusort_server() at the end: jobs running, queued, memory MB, area MB: $g
 got=$(PGOPTIONS="-c gpusort.device=gpu" Q_LIMIT=120 q -c "$sort_sql" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
 [ "$got" = "t gpu:0 " ]
 ok $? "a new sort on the server is right (right, device: $got)"
+
+# A server that ends on SIGTERM (the rounds' and the fast shutdown's) logs it at LOG,
+# never FATAL "terminating background worker".
+pid=$(server_row pid)
+"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -m fast -w stop >/dev/null 2>&1
+ok $? "pg_ctl stop -m fast"
+grep -qE "\[$pid\] LOG: +gpusort GPU server shutting down" "$GS_PGDIR/server.log"
+ok $? "the server (pid $pid) logged its stop at LOG"
+got=$(grep -m1 -E 'FATAL: .*gpusort GPU server' "$GS_PGDIR/server.log" | cut -c1-160)
+[ -z "$got" ]
+ok $? "no FATAL of the GPU server in the server log${got:+: $got}"
 finish
