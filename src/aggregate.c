@@ -73,6 +73,8 @@ typedef struct SortAggSerialHeader
 	int32		param_len;		/* -1: no parameter */
 	int32		limited;		/* 1: a limited state, its parameter the limit
 								 * (int32); 0: not limited */
+	Oid			collation;		/* a generic state's collation */
+	int32		padding;		/* zero */
 } SortAggSerialHeader;
 
 /*
@@ -128,7 +130,7 @@ get_states_context(MemoryContext parent)
  * in memory, and the states go when the parent is reset.
  */
 SortAggState *
-gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
+gpusort_agg_new_state(MemoryContext parent, Oid elemtype, Oid collation, bool descending)
 {
 	MemoryContext context = get_states_context(parent);
 	SortAggState *state;
@@ -140,10 +142,22 @@ gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
 
 	EOH_init_header(&state->hdr, &gpusort_agg_methods, context);
 	state->elemtype = elemtype;
-	state->type = gpusort_type_from_oid(elemtype);
-	state->typlen = (int16) gs_type_size(state->type);
-	/* int8 and float8 are by reference where Datum has only 4 bytes */
-	state->typbyval = state->typlen <= 4 || FLOAT8PASSBYVAL;
+	if (gpusort_sorts_type(elemtype, &state->type))
+	{
+		state->typlen = (int16) gs_type_size(state->type);
+		/* int8 and float8 are by reference where Datum has only 4 bytes */
+		state->typbyval = state->typlen <= 4 || FLOAT8PASSBYVAL;
+	}
+	else
+	{
+		/* a Datum per value; typbyval false keeps the fast paths off */
+		gpusort_check_sortable(elemtype);
+		state->generic = true;
+		state->collation = collation;
+		get_typlenbyvalalign(elemtype, &state->elemlen, &state->elembyval, &state->elemalign);
+		state->typlen = sizeof(Datum);
+		state->typbyval = false;
+	}
 	state->descending = descending;
 	state->sorted = true;		/* no values yet */
 	state->limit = -1;
@@ -159,6 +173,62 @@ free_values(SortAggState *state)
 {
 	if (state->values != (char *) state + MAXALIGN(sizeof(SortAggState)))
 		pfree(state->values);
+}
+
+/*
+ * A generic state's copy of a value in the state's context: detoasted (and
+ * flattened), so that it outlives its row and compares without detoasting.
+ */
+static Datum
+copy_generic_value(const SortAggState *state, Datum value)
+{
+	MemoryContext oldcontext;
+
+	if (state->elembyval)
+		return value;
+	oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
+	if (state->elemlen == -1)
+	{
+		struct varlena *detoasted = PG_DETOAST_DATUM(value);
+
+		value = detoasted == (struct varlena *) DatumGetPointer(value) ?
+			datumCopy(value, false, -1) : PointerGetDatum(detoasted);
+	}
+	else
+		value = datumCopy(value, false, state->elemlen);
+	MemoryContextSwitchTo(oldcontext);
+	return value;
+}
+
+/* The Datums of a generic state's values. */
+static inline Datum *
+generic_values(const SortAggState *state)
+{
+	return (Datum *) state->values;
+}
+
+/* Frees a generic state's copies of its values from..to-1 (a state drops them). */
+static void
+free_generic_values(SortAggState *state, int64 from, int64 to)
+{
+	if (state->elembyval)
+		return;
+	for (int64 i = from; i < to; i++)
+		pfree(DatumGetPointer(generic_values(state)[i]));
+}
+
+/*
+ * Sorts a generic state's values from..to-1 in place, stably, ascending or in
+ * the state's own order (in_state_order), with the type's comparator.
+ */
+static void
+sort_generic(SortAggState *state, int64 from, int64 to, bool in_state_order)
+{
+	SortSupportData ssup;
+
+	gpusort_any_prepare(&ssup, state->elemtype, state->collation,
+						in_state_order && state->descending);
+	gpusort_any_sort(&ssup, generic_values(state) + from, to - from, NULL);
 }
 
 /* The most values of typlen bytes one buffer may hold (MaxAllocHugeSize bytes). */
@@ -247,6 +317,26 @@ drop_hopeless(SortAggState *state)
 
 	if (state->kept == 0 || state->kept < state->limit)
 		return;					/* no bound yet */
+	if (state->generic)
+	{
+		Datum	   *values = generic_values(state);
+		Datum		worst = values[state->kept - 1];
+		SortSupportData ssup;
+		int64		n = state->kept;
+
+		gpusort_any_prepare(&ssup, state->elemtype, state->collation, state->descending);
+		for (int64 i = state->kept; i < state->nvalues; i++)
+		{
+			if (gpusort_any_compare(&ssup, values[i], worst) < 0)
+				values[n++] = values[i];
+			else if (!state->elembyval)
+				pfree(DatumGetPointer(values[i]));
+			if ((i & (GPUSORT_POLL_ITEMS - 1)) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		state->nvalues = n;
+		return;
+	}
 	state->nvalues = state->kept +
 		gs_cpu_topk_keep_before(state->type, pending, (size_t) (state->nvalues - state->kept),
 								pending - state->typlen, state->descending);
@@ -262,7 +352,14 @@ keep_best(SortAggState *state)
 {
 	int64		keep = Min(state->limit, state->nvalues);
 
-	if (keep > 0 && state->kept < state->nvalues)
+	if (state->generic)
+	{
+		/* a sort in the state's order: few values, only those that might stay */
+		if (state->kept < state->nvalues)
+			sort_generic(state, 0, state->nvalues, true);
+		free_generic_values(state, keep, state->nvalues);
+	}
+	else if (keep > 0 && state->kept < state->nvalues)
 	{
 		Size		kept_bytes = (Size) keep * state->typlen;
 		size_t		scratch_bytes = gs_cpu_topk_scratch_bytes(state->type, (size_t) state->nvalues,
@@ -321,8 +418,16 @@ append_values(SortAggState *state, const char *values, int64 n)
 			prune(state, false);
 		take = Min(n, state->prune_at - state->nvalues);
 		reserve(state, take);
-		gpusort_copy_large(state->values + state->nvalues * state->typlen, values,
-						   (Size) take * state->typlen);
+		if (state->generic)
+		{
+			/* Datums of another state: copies of their own in this one's context */
+			for (int64 i = 0; i < take; i++)
+				generic_values(state)[state->nvalues + i] =
+					copy_generic_value(state, ((const Datum *) values)[i]);
+		}
+		else
+			gpusort_copy_large(state->values + state->nvalues * state->typlen, values,
+							   (Size) take * state->typlen);
 		state->nvalues += take;
 		state->sorted = state->nvalues <= 1;
 		state->nruns = 0;
@@ -392,7 +497,8 @@ gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending
 		state = gpusort_agg_state_from_view(aggcontext, &view);
 	}
 	if (state == NULL)
-		state = gpusort_agg_new_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1), descending);
+		state = gpusort_agg_new_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1),
+									  PG_GET_COLLATION(), descending);
 	else
 		check_same_direction(state, descending, funcname);
 	return state;
@@ -415,7 +521,9 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 	value = PG_GETARG_DATUM(argno);
 	reserve(state, 1);
 	slot = state->values + state->nvalues * state->typlen;
-	if (state->typbyval)
+	if (state->generic)
+		generic_values(state)[state->nvalues] = copy_generic_value(state, value);
+	else if (state->typbyval)
 		store_att_byval(slot, value, state->typlen);
 	else
 		memcpy(slot, DatumGetPointer(value), state->typlen);
@@ -494,9 +602,20 @@ static void
 sort_values(SortAggState *state)
 {
 	GpusortJob	job;
-	MemoryContext oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
-	char	   *sorted = gpusort_alloc_large(Max((Size) state->nvalues * state->typlen, 1));
+	MemoryContext oldcontext;
+	char	   *sorted;
 
+	if (state->generic)
+	{
+		/* in place: a sort that fails leaves the same values in the buffer */
+		sort_generic(state, 0, state->nvalues, false);
+		state->sorted = true;
+		state->nruns = 0;
+		return;
+	}
+
+	oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
+	sorted = gpusort_alloc_large(Max((Size) state->nvalues * state->typlen, 1));
 	MemoryContextSwitchTo(oldcontext);
 
 	memset(&job, 0, sizeof(job));
@@ -562,6 +681,9 @@ gpusort_agg_prepare_to_leave(SortAggState *state)
 Datum
 gpusort_agg_datum(const SortAggState *state, const char *p)
 {
+	if (state->generic)
+		return state->elembyval ? *(const Datum *) p :
+			datumCopy(*(const Datum *) p, false, state->elemlen);
 	if (state->typbyval)
 		return fetch_att(p, true, state->typlen);
 	return datumCopy(PointerGetDatum(p), false, state->typlen);
@@ -701,7 +823,7 @@ void
 gpusort_agg_append_view(SortAggState *state, const SortAggView *view)
 {
 	int32		old_nruns = runs_of(state);
-	bool		keep_runs = state->limit < 0 && !view->limited &&
+	bool		keep_runs = !state->generic && state->limit < 0 && !view->limited &&
 		(state->nvalues == 0 || old_nruns > 0) &&
 		(view->nvalues <= 1 || view->sorted || view->nruns >= 2);
 	int64		start = state->nvalues;
@@ -759,7 +881,8 @@ gpu_sort_agg_combine_step(FunctionCallInfo fcinfo)
 		state1 = gpusort_agg_state_from_view(aggcontext, &view1);
 	}
 	if (state1 == NULL)
-		state1 = gpusort_agg_new_state(aggcontext, view2.elemtype, view2.descending);
+		state1 = gpusort_agg_new_state(aggcontext, view2.elemtype, view2.collation,
+									   view2.descending);
 	gpusort_agg_append_view(state1, &view2);
 	return state1;
 }
@@ -784,9 +907,27 @@ gpu_sort_agg_combine_state(PG_FUNCTION_ARGS)
 	return gpusort_agg_datum_of(state);
 }
 
+/* The bytes of a generic state's values, as datumSerialize writes them. */
+static uint64
+generic_values_size(const SortAggState *state)
+{
+	uint64		size = 0;
+
+	for (int64 i = 0; i < state->nvalues; i++)
+	{
+		size += datumEstimateSpace(generic_values(state)[i], false, state->elembyval,
+								   state->elemlen);
+		if ((i & (GPUSORT_POLL_ITEMS - 1)) == GPUSORT_POLL_ITEMS - 1)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return size;
+}
+
 /*
  * gpu_sort_agg_serialize(internal) -> bytea; a limited state is cut to its
- * best limit values first.
+ * best limit values first.  A generic state's values are written with
+ * datumSerialize (the parallel leader is the same build on the same
+ * machine), a packed state's as they are.
  */
 Datum
 gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
@@ -802,7 +943,7 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 		prune(state, true);
 
 	nbytes = VARHDRSZ + sizeof(header) + state->param_len +
-		(uint64) state->nvalues * state->typlen;
+		(state->generic ? generic_values_size(state) : (uint64) state->nvalues * state->typlen);
 	if (!AllocSizeIsValid(nbytes))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -818,13 +959,26 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	header.nnulls = state->nnulls;
 	header.param_len = state->param != NULL ? state->param_len : -1;
 	header.limited = state->limit >= 0;
+	header.collation = state->generic ? state->collation : InvalidOid;
 
 	result = (bytea *) gpusort_alloc_large(nbytes);
 	SET_VARSIZE(result, nbytes);
 	memcpy(VARDATA(result), &header, sizeof(header));
 	if (state->param != NULL)
 		memcpy(VARDATA(result) + sizeof(header), state->param, state->param_len);
-	if (state->nvalues > 0)
+	if (state->generic)
+	{
+		char	   *p = VARDATA(result) + sizeof(header) + state->param_len;
+
+		for (int64 i = 0; i < state->nvalues; i++)
+		{
+			datumSerialize(generic_values(state)[i], false, state->elembyval, state->elemlen, &p);
+			if ((i & (GPUSORT_POLL_ITEMS - 1)) == GPUSORT_POLL_ITEMS - 1)
+				CHECK_FOR_INTERRUPTS();
+		}
+		Assert(p == (char *) result + nbytes);
+	}
+	else if (state->nvalues > 0)
 		gpusort_copy_large(VARDATA(result) + sizeof(header) + state->param_len, state->values,
 						   (Size) state->nvalues * state->typlen);
 	PG_RETURN_BYTEA_P(result);
@@ -863,6 +1017,7 @@ read_header(const char *data, Size datalen)
 	SortAggSerialHeader header;
 	Size		rest;
 	int16		typlen;
+	gs_type		type;
 
 	if (datalen < sizeof(header))
 		invalid_state("The state has %zu bytes, fewer than its %zu-byte header.", datalen, sizeof(header));
@@ -886,7 +1041,9 @@ read_header(const char *data, Size datalen)
 		check_limit(data + sizeof(header), header.param_len);
 	rest -= Max(header.param_len, 0);
 
-	/* a type gpusort does not sort is the error of new_state */
+	/* a generic state's values are checked as they are read */
+	if (!gpusort_sorts_type(header.elemtype, &type))
+		typlen = -1;
 	if (typlen > 0 && (rest % typlen != 0 || rest / typlen != (uint64) header.nvalues))
 		invalid_state("It has %zu bytes of values for %lld values of %d bytes.",
 					  rest, (long long) header.nvalues, typlen);
@@ -894,6 +1051,44 @@ read_header(const char *data, Size datalen)
 		invalid_state("Its %lld values and %lld NULLs overflow a count.",
 					  (long long) header.nvalues, (long long) header.nnulls);
 	return header;
+}
+
+/*
+ * Appends the nvalues values of a generic state that datumSerialize wrote
+ * in the len bytes at data, each checked to lie within them.
+ */
+static void
+append_serialized_generic(SortAggState *state, const char *data, Size len, int64 nvalues)
+{
+	const char *end = data + len;
+	char	   *p = (char *) data;
+	Datum	   *values = palloc(Max(Min(nvalues, (int64) 1024), 1) * sizeof(Datum));
+	int64		nbatch = 0;
+
+	for (int64 i = 0; i < nvalues; i++)
+	{
+		int			size;
+		bool		isnull;
+
+		if (end - p < (ptrdiff_t) sizeof(int))
+			invalid_state("Its value %lld lies past its end.", (long long) i);
+		memcpy(&size, p, sizeof(int));
+		if (size == -1 ? !state->elembyval || (Size) (end - p) - sizeof(int) < sizeof(Datum) :
+			size < 0 || state->elembyval || (Size) (end - p) - sizeof(int) < (Size) size)
+			invalid_state("Its value %lld has a header of %d.", (long long) i, size);
+		values[nbatch++] = datumRestore(&p, &isnull);
+		if (nbatch == 1024 || i == nvalues - 1)
+		{
+			append_values(state, (const char *) values, nbatch);
+			if (!state->elembyval)
+				for (int64 j = 0; j < nbatch; j++)
+					pfree(DatumGetPointer(values[j]));
+			nbatch = 0;
+		}
+	}
+	if (p != end)
+		invalid_state("It has %zu bytes after its values.", (Size) (end - p));
+	pfree(values);
 }
 
 /*
@@ -917,7 +1112,8 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	serial = PG_GETARG_BYTEA_PP(0);
 	data = VARDATA_ANY(serial);
 	header = read_header(data, VARSIZE_ANY_EXHDR(serial));
-	state = gpusort_agg_new_state(CurrentMemoryContext, header.elemtype, header.descending != 0);
+	state = gpusort_agg_new_state(CurrentMemoryContext, header.elemtype, header.collation,
+								  header.descending != 0);
 	param_len = Max(header.param_len, 0);
 
 	if (header.param_len >= 0)
@@ -930,10 +1126,37 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 		memcpy(&limit, data + sizeof(header), sizeof(limit));
 		gpusort_agg_set_limit(state, limit);
 	}
-	append_values(state, data + sizeof(header) + param_len, header.nvalues);
+	if (state->generic)
+		append_serialized_generic(state, data + sizeof(header) + param_len,
+								  VARSIZE_ANY_EXHDR(serial) - sizeof(header) - param_len,
+								  header.nvalues);
+	else
+		append_values(state, data + sizeof(header) + param_len, header.nvalues);
 	state->nnulls = header.nnulls;
 	clamp_capacity(state);
 	PG_RETURN_POINTER(state);
+}
+
+ArrayType *
+gpusort_agg_generic_array(SortAggState *state, int64 ntake, const char *what)
+{
+	Datum	   *values;
+	ArrayType  *result;
+
+	Assert(state->generic);
+	(void) gpusort_agg_sorted(state);
+	values = generic_values(state);
+	if (state->descending && state->nvalues > 1)
+	{
+		values = MemoryContextAllocHuge(CurrentMemoryContext, (Size) state->nvalues * sizeof(Datum));
+		for (int64 i = 0; i < state->nvalues; i++)
+			values[i] = generic_values(state)[state->nvalues - 1 - i];
+	}
+	result = gpusort_any_result(state->elemtype, values, state->nvalues, state->nnulls,
+								state->descending, ntake, what);
+	if (values != generic_values(state))
+		pfree(values);
+	return result;
 }
 
 /*
@@ -979,6 +1202,9 @@ gpu_sort_agg_final(PG_FUNCTION_ARGS)
 	if (state == NULL)
 		PG_RETURN_NULL();		/* no rows, as array_agg */
 	gpusort_agg_check_type(fcinfo, state);
+	if (state->generic)
+		PG_RETURN_ARRAYTYPE_P(gpusort_agg_generic_array(state, state->nvalues + state->nnulls,
+														"gpu_sort_agg"));
 
 	/* array_agg's NULL placement: last ascending, first descending */
 	result = gpusort_new_array(state->elemtype, state->typlen, state->nvalues,
