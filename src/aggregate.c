@@ -63,7 +63,10 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 /* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
 #define AGG_PRUNE_MIN 1024
 
-/* The serialized state: this header, param_len bytes of parameter, then nvalues packed values. */
+/*
+ * The serialized state: this header, param_len bytes of parameter, then
+ * nvalues packed values.
+ */
 typedef struct SortAggSerialHeader
 {
 	Oid			elemtype;
@@ -73,9 +76,13 @@ typedef struct SortAggSerialHeader
 	int32		param_len;		/* -1: no parameter */
 	int32		limited;		/* 1: a limited state, its parameter the limit
 								 * (int32); 0: not limited */
-	Oid			collation;		/* a generic state's collation */
-	int32		padding;		/* zero */
 } SortAggSerialHeader;
+
+/*
+ * A generic state (a type gpusort does not pack) has its collation (an Oid)
+ * between the header and the parameter, and its values as datumSerialize
+ * writes them.
+ */
 
 /*
  * The memory context of the states under an aggregate's context: one for all
@@ -934,6 +941,7 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 {
 	SortAggState *state;
 	SortAggSerialHeader header;
+	Size		start;			/* where the parameter starts */
 	uint64		nbytes;
 	bytea	   *result;
 
@@ -942,7 +950,8 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	if (state->limit >= 0)
 		prune(state, true);
 
-	nbytes = VARHDRSZ + sizeof(header) + state->param_len +
+	start = sizeof(header) + (state->generic ? sizeof(Oid) : 0);
+	nbytes = VARHDRSZ + start + state->param_len +
 		(state->generic ? generic_values_size(state) : (uint64) state->nvalues * state->typlen);
 	if (!AllocSizeIsValid(nbytes))
 		ereport(ERROR,
@@ -959,16 +968,17 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	header.nnulls = state->nnulls;
 	header.param_len = state->param != NULL ? state->param_len : -1;
 	header.limited = state->limit >= 0;
-	header.collation = state->generic ? state->collation : InvalidOid;
 
 	result = (bytea *) gpusort_alloc_large(nbytes);
 	SET_VARSIZE(result, nbytes);
 	memcpy(VARDATA(result), &header, sizeof(header));
+	if (state->generic)
+		memcpy(VARDATA(result) + sizeof(header), &state->collation, sizeof(Oid));
 	if (state->param != NULL)
-		memcpy(VARDATA(result) + sizeof(header), state->param, state->param_len);
+		memcpy(VARDATA(result) + start, state->param, state->param_len);
 	if (state->generic)
 	{
-		char	   *p = VARDATA(result) + sizeof(header) + state->param_len;
+		char	   *p = VARDATA(result) + start + state->param_len;
 
 		for (int64 i = 0; i < state->nvalues; i++)
 		{
@@ -979,7 +989,7 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 		Assert(p == (char *) result + nbytes);
 	}
 	else if (state->nvalues > 0)
-		gpusort_copy_large(VARDATA(result) + sizeof(header) + state->param_len, state->values,
+		gpusort_copy_large(VARDATA(result) + start + state->param_len, state->values,
 						   (Size) state->nvalues * state->typlen);
 	PG_RETURN_BYTEA_P(result);
 }
@@ -1012,17 +1022,20 @@ check_limit(const char *param, int32 param_len)
  * counts the state can hold; the element type is checked by new_state.
  */
 static SortAggSerialHeader
-read_header(const char *data, Size datalen)
+read_header(const char *data, Size datalen, Size *start, Oid *collation)
 {
 	SortAggSerialHeader header;
 	Size		rest;
 	int16		typlen;
 	gs_type		type;
+	bool		generic;
 
 	if (datalen < sizeof(header))
 		invalid_state("The state has %zu bytes, fewer than its %zu-byte header.", datalen, sizeof(header));
 	memcpy(&header, data, sizeof(header));
 	rest = datalen - sizeof(header);
+	*start = sizeof(header);
+	*collation = InvalidOid;
 
 	if (header.descending != 0 && header.descending != 1)
 		invalid_state("Its descending flag is %d.", header.descending);
@@ -1031,6 +1044,16 @@ read_header(const char *data, Size datalen)
 	typlen = get_typlen(header.elemtype);
 	if (typlen == 0)
 		invalid_state("Its element type %u does not exist.", header.elemtype);
+	generic = !gpusort_sorts_type(header.elemtype, &type);
+	if (generic)
+	{
+		gpusort_check_sortable(header.elemtype);
+		if (rest < sizeof(Oid))
+			invalid_state("It has no collation.");
+		memcpy(collation, data + sizeof(header), sizeof(Oid));
+		*start += sizeof(Oid);
+		rest -= sizeof(Oid);
+	}
 	if (header.nvalues < 0 || header.nnulls < 0)
 		invalid_state("It counts %lld values and %lld NULLs.",
 					  (long long) header.nvalues, (long long) header.nnulls);
@@ -1038,19 +1061,39 @@ read_header(const char *data, Size datalen)
 		invalid_state("Its constant argument of %d bytes does not fit in its %zu bytes after the header.",
 					  header.param_len, rest);
 	if (header.limited)
-		check_limit(data + sizeof(header), header.param_len);
+		check_limit(data + *start, header.param_len);
 	rest -= Max(header.param_len, 0);
 
 	/* a generic state's values are checked as they are read */
-	if (!gpusort_sorts_type(header.elemtype, &type))
-		typlen = -1;
-	if (typlen > 0 && (rest % typlen != 0 || rest / typlen != (uint64) header.nvalues))
+	if (!generic && (rest % typlen != 0 || rest / typlen != (uint64) header.nvalues))
 		invalid_state("It has %zu bytes of values for %lld values of %d bytes.",
 					  rest, (long long) header.nvalues, typlen);
 	if (header.nnulls > PG_INT64_MAX - header.nvalues)
 		invalid_state("Its %lld values and %lld NULLs overflow a count.",
 					  (long long) header.nvalues, (long long) header.nnulls);
 	return header;
+}
+
+/*
+ * Whether the size bytes at v can be a by-reference value of the state's
+ * type as gpu_sort_agg_serialize writes them: as long as the type's length,
+ * a detoasted varlena of that size, or a C string that ends there.
+ */
+static bool
+valid_serialized_value(const SortAggState *state, const char *v, int size)
+{
+	if (state->elemlen > 0)
+		return size == state->elemlen;
+	if (state->elemlen == -1)
+	{
+		int32		header;
+
+		if (size < VARHDRSZ)
+			return false;
+		memcpy(&header, v, sizeof(header));
+		return VARATT_IS_4B_U(&header) && VARSIZE(&header) == (Size) size;
+	}
+	return size >= 1 && memchr(v, '\0', size) == v + size - 1;
 }
 
 /*
@@ -1076,6 +1119,9 @@ append_serialized_generic(SortAggState *state, const char *data, Size len, int64
 		if (size == -1 ? !state->elembyval || (Size) (end - p) - sizeof(int) < sizeof(Datum) :
 			size < 0 || state->elembyval || (Size) (end - p) - sizeof(int) < (Size) size)
 			invalid_state("Its value %lld has a header of %d.", (long long) i, size);
+		if (size >= 0 && !valid_serialized_value(state, p + sizeof(int), size))
+			invalid_state("Its value %lld of %d bytes is not a value of type %s.",
+						  (long long) i, size, format_type_be(state->elemtype));
 		values[nbatch++] = datumRestore(&p, &isnull);
 		if (nbatch == 1024 || i == nvalues - 1)
 		{
@@ -1102,6 +1148,8 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	SortAggSerialHeader header;
 	SortAggState *state;
 	int32		param_len;
+	Size		start;
+	Oid			collation;
 
 	/*
 	 * In the memory of the call (the input tuple's), as PostgreSQL's own
@@ -1111,27 +1159,27 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	(void) agg_context(fcinfo, "gpu_sort_agg_deserialize");
 	serial = PG_GETARG_BYTEA_PP(0);
 	data = VARDATA_ANY(serial);
-	header = read_header(data, VARSIZE_ANY_EXHDR(serial));
-	state = gpusort_agg_new_state(CurrentMemoryContext, header.elemtype, header.collation,
+	header = read_header(data, VARSIZE_ANY_EXHDR(serial), &start, &collation);
+	state = gpusort_agg_new_state(CurrentMemoryContext, header.elemtype, collation,
 								  header.descending != 0);
 	param_len = Max(header.param_len, 0);
 
 	if (header.param_len >= 0)
-		gpusort_agg_param(state, data + sizeof(header), header.param_len,
+		gpusort_agg_param(state, data + start, header.param_len,
 						  "the aggregate", "the constant argument");
 	if (header.limited)
 	{
 		int32		limit;
 
-		memcpy(&limit, data + sizeof(header), sizeof(limit));
+		memcpy(&limit, data + start, sizeof(limit));
 		gpusort_agg_set_limit(state, limit);
 	}
 	if (state->generic)
-		append_serialized_generic(state, data + sizeof(header) + param_len,
-								  VARSIZE_ANY_EXHDR(serial) - sizeof(header) - param_len,
+		append_serialized_generic(state, data + start + param_len,
+								  VARSIZE_ANY_EXHDR(serial) - start - param_len,
 								  header.nvalues);
 	else
-		append_values(state, data + sizeof(header) + param_len, header.nvalues);
+		append_values(state, data + start + param_len, header.nvalues);
 	state->nnulls = header.nnulls;
 	clamp_capacity(state);
 	PG_RETURN_POINTER(state);
