@@ -162,8 +162,10 @@ gpusort_any_sort(SortSupport ssup, Datum *values, int64 n, int64 *positions)
 }
 
 /*
- * The elements of a 1-D array: the non-NULL ones in *values (in order), each
- * one's 0-based position in *positions, the count of NULLs.
+ * The elements of a 1-D array: the non-NULL ones in values, each one's
+ * 0-based position in the array in value_positions, and the NULLs'
+ * positions; after sort_any_array, values are sorted and positions[i] is
+ * the array position of values[i].
  */
 typedef struct AnyArray
 {
@@ -174,6 +176,7 @@ typedef struct AnyArray
 	int			nitems;
 	int64		nvalues;
 	Datum	   *values;
+	int32	   *value_positions;
 	int64	   *positions;
 	int64		nnulls;
 	int32	   *null_positions;
@@ -192,6 +195,7 @@ read_any_array(ArrayType *array)
 	deconstruct_array(array, a.elemtype, a.typlen, a.typbyval, a.typalign, &elems, &nulls, &nitems);
 	a.nitems = nitems;
 	a.values = palloc(Max(nitems, 1) * sizeof(Datum));
+	a.value_positions = palloc(Max(nitems, 1) * sizeof(int32));
 	a.positions = palloc(Max(nitems, 1) * sizeof(int64));
 	a.null_positions = palloc(Max(nitems, 1) * sizeof(int32));
 	a.nvalues = a.nnulls = 0;
@@ -200,7 +204,10 @@ read_any_array(ArrayType *array)
 		if (nulls[i])
 			a.null_positions[a.nnulls++] = i;
 		else
+		{
+			a.value_positions[a.nvalues] = i;
 			a.values[a.nvalues++] = elems[i];
+		}
 	}
 	pfree(elems);
 	pfree(nulls);
@@ -215,6 +222,8 @@ sort_any_array(AnyArray *a, Oid collation, bool descending)
 
 	gpusort_any_prepare(&ssup, a->elemtype, collation, descending);
 	gpusort_any_sort(&ssup, a->values, a->nvalues, a->positions);
+	for (int64 i = 0; i < a->nvalues; i++)
+		a->positions[i] = a->value_positions[a->positions[i]];
 }
 
 /*

@@ -7,6 +7,7 @@
  * width with their alignment equal to their width, so an array's data area is
  * a packed C array of its non-NULL elements.  gpu_sort builds the result's
  * header first and sorts in its data area, so the elements are copied once.
+ * Arrays of the other sortable types go to any_sort.c.
  */
 #include "postgres.h"
 
