@@ -28,6 +28,15 @@
  * picks the best k again.  A group so holds O(k) values however many rows
  * it has; its partial state is cut to k before it is serialized, and
  * combining two cuts the union to k.
+ *
+ * The other element types that ORDER BY sorts (numeric, text under any
+ * collation, uuid, composite types ...) make a generic state: the values
+ * are Datums, each by-reference one a detoasted copy in the states' context,
+ * sorted on the CPU with the type's comparator under the input's collation
+ * (any_sort.c), with no sorted runs; a limited one prunes by sorting its
+ * values and freeing those past its limit.  Their aggregates keep the state
+ * as internal, so only the bytea serialize and deserialize functions carry
+ * it between processes (datumSerialize's form, with the collation).
  */
 #include "postgres.h"
 
@@ -65,7 +74,9 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
 /*
  * The serialized state: this header, param_len bytes of parameter, then
- * nvalues packed values.
+ * nvalues packed values.  A generic state (a type gpusort does not pack) has
+ * its collation (an Oid) between the header and the parameter, and its
+ * values as datumSerialize writes them.
  */
 typedef struct SortAggSerialHeader
 {
@@ -77,12 +88,6 @@ typedef struct SortAggSerialHeader
 	int32		limited;		/* 1: a limited state, its parameter the limit
 								 * (int32); 0: not limited */
 } SortAggSerialHeader;
-
-/*
- * A generic state (a type gpusort does not pack) has its collation (an Oid)
- * between the header and the parameter, and its values as datumSerialize
- * writes them.
- */
 
 /*
  * The memory context of the states under an aggregate's context: one for all
@@ -225,17 +230,17 @@ free_generic_values(SortAggState *state, int64 from, int64 to)
 }
 
 /*
- * Sorts a generic state's values from..to-1 in place, stably, ascending or in
- * the state's own order (in_state_order), with the type's comparator.
+ * Sorts a generic state's values in place, stably, ascending or in the
+ * state's own order (in_state_order), with the type's comparator.
  */
 static void
-sort_generic(SortAggState *state, int64 from, int64 to, bool in_state_order)
+sort_generic(SortAggState *state, bool in_state_order)
 {
 	SortSupportData ssup;
 
 	gpusort_any_prepare(&ssup, state->elemtype, state->collation,
 						in_state_order && state->descending);
-	gpusort_any_sort(&ssup, generic_values(state) + from, to - from, NULL);
+	gpusort_any_sort(&ssup, generic_values(state), state->nvalues, NULL);
 }
 
 /* The most values of typlen bytes one buffer may hold (MaxAllocHugeSize bytes). */
@@ -363,7 +368,7 @@ keep_best(SortAggState *state)
 	{
 		/* a sort in the state's order: few values, only those that might stay */
 		if (state->kept < state->nvalues)
-			sort_generic(state, 0, state->nvalues, true);
+			sort_generic(state, true);
 		free_generic_values(state, keep, state->nvalues);
 	}
 	else if (keep > 0 && state->kept < state->nvalues)
@@ -615,7 +620,7 @@ sort_values(SortAggState *state)
 	if (state->generic)
 	{
 		/* in place: a sort that fails leaves the same values in the buffer */
-		sort_generic(state, 0, state->nvalues, false);
+		sort_generic(state, false);
 		state->sorted = true;
 		state->nruns = 0;
 		return;
