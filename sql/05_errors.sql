@@ -22,9 +22,8 @@ SELECT gpu_sort_agg(x, NULL) FROM (VALUES (1::int4), (2)) v(x);
 -- the direction of gpu_sort_agg is one per aggregate
 SELECT gpu_sort_agg(x, x > 1) FROM (VALUES (1::int4), (2)) v(x);
 
--- types gpusort does not sort: an error that names the types it does, in
--- every function, for a NULL array too; untyped literals that fit several
--- types stay ambiguous
+-- types gpusort does not pack sort with PostgreSQL's comparator, in every
+-- function, a NULL array too
 SELECT gpu_sort('{b,a}'::text[]);
 SELECT gpu_sort('{1.5,0.5}'::numeric[]);
 SELECT gpu_argsort('{t,f}'::bool[], true);
@@ -32,6 +31,18 @@ SELECT * FROM gpu_sort_rows('{1.5,0.5}'::numeric[]);
 SELECT gpu_sort(NULL::interval[]);
 SELECT gpu_sort_agg(x) FROM (VALUES ('a'::text)) v(x);
 SELECT gpu_sort_agg(x, true) FROM (VALUES (1.5::numeric)) v(x);
+-- a type without a default btree ordering, which ORDER BY cannot sort either,
+-- is an error that says so, in every function, for a NULL array too;
+-- untyped literals that fit several types stay ambiguous
+SELECT gpu_sort('{"(1,2)"}'::point[]);
+SELECT gpu_argsort(ARRAY['{}'::json]);
+SELECT * FROM gpu_sort_rows(ARRAY['{}'::json]);
+SELECT gpu_topk(ARRAY['(1,2)'::point], 1);
+SELECT gpu_sort(NULL::point[]);
+SELECT gpu_sort_agg(x) FROM (VALUES ('{}'::json)) v(x);
+SELECT gpu_topk_agg(x, 1) FROM (VALUES ('(1,2)'::point)) v(x);
+SELECT gpu_mode() WITHIN GROUP (ORDER BY x) FROM (VALUES ('{}'::json)) v(x);
+SELECT gpu_percentile_disc_agg(x, 0.5) FROM (VALUES ('{}'::xml)) v(x);
 SELECT gpu_sort('{2,1}');
 
 -- the settings as defined (boot values, so this does not depend on PGOPTIONS)

@@ -152,9 +152,25 @@ SELECT sort_int4_from(state, '') FROM states;
 CALL put(st('int4', 1, 0, NULL, i4s(1)), st('int4', 1, 0, NULL, i4s(1), descending => 1));
 SELECT sort_int4_from(state, '') FROM states;
 
--- element types: not one gpusort sorts, not the aggregate's, not the other
--- partial state's
+-- element types: one without an ordering, not the aggregate's, not the
+-- other partial state's
+CALL put(st('point', 0, 0, NULL, ''));
+SELECT sort_int4_from(state, '') FROM states;
+-- a type gpusort does not pack: its collation (an oid) before the constant
+-- argument, then its values as datumSerialize writes them (an int4 length,
+-- then the bytes, here a varlena with a 4-byte header): the collation
+-- missing, a length past the end, a value whose varlena header disagrees
+-- with its length, bytes after the values, and a well-formed one (of
+-- another type than the aggregate's)
 CALL put(st('text', 0, 0, NULL, ''));
+SELECT sort_int4_from(state, '') FROM states;
+CALL put(st('text', 1, 0, NULL, le4(100) || le4(1000)));
+SELECT sort_int4_from(state, '') FROM states;
+CALL put(st('text', 1, 0, NULL, le4(100) || le4(6) || le4(25 * 4) || '\x6162'::bytea));
+SELECT sort_int4_from(state, '') FROM states;
+CALL put(st('text', 1, 0, NULL, le4(100) || le4(6) || le4(6 * 4) || '\x616200'::bytea));
+SELECT sort_int4_from(state, '') FROM states;
+CALL put(st('text', 1, 0, NULL, le4(100) || le4(6) || le4(6 * 4) || '\x6162'::bytea));
 SELECT sort_int4_from(state, '') FROM states;
 CALL put(st(0, 0, 0, NULL, ''));
 SELECT sort_int4_from(state, '') FROM states;

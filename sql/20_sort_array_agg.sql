@@ -102,7 +102,7 @@ SET max_parallel_workers_per_gather = 4;
 
 -- The calls left alone answer as before: the same errors, or the same array.
 SELECT gpu_sort(array_agg(i4), NULL) FROM sa;
-SELECT gpu_sort(array_agg(i4::numeric)) FROM sa;
+SELECT gpu_sort(array_agg(i4::numeric)) = array_agg(i4::numeric ORDER BY i4::numeric) AS numeric FROM sa;
 SELECT gpu_sort(array_agg(ARRAY[i4])) FROM sa;
 SELECT gpu_sort(array_agg(i4), false, true) IS NOT DISTINCT FROM array_agg(i4 ORDER BY i4 NULLS FIRST) AS nulls_first
 FROM sa;

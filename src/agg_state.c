@@ -125,6 +125,7 @@ gpusort_agg_view(const SortAggState *state)
 	SortAggView view;
 
 	view.elemtype = state->elemtype;
+	view.collation = state->generic ? state->collation : InvalidOid;
 	view.descending = state->descending;
 	view.sorted = state->sorted || state->nvalues <= 1;
 	view.limited = state->limit >= 0;
@@ -184,6 +185,7 @@ view_of_flat(const SortAggFlat *flat, Size len)
 					  rest, (long long) header.nvalues, typlen);
 
 	view.elemtype = header.elemtype;
+	view.collation = InvalidOid;
 	view.descending = (header.flags & FLAT_DESCENDING) != 0;
 	view.limited = (header.flags & FLAT_LIMITED) != 0;
 	view.sorted = !view.limited && ((header.flags & FLAT_SORTED) != 0 || header.nvalues <= 1);
@@ -229,7 +231,7 @@ gpusort_agg_view_arg(FunctionCallInfo fcinfo, int argno)
 SortAggState *
 gpusort_agg_state_from_view(MemoryContext parent, const SortAggView *view)
 {
-	SortAggState *state = gpusort_agg_new_state(parent, view->elemtype, view->descending);
+	SortAggState *state = gpusort_agg_new_state(parent, view->elemtype, view->collation, view->descending);
 
 	gpusort_agg_append_view(state, view);
 	return state;

@@ -28,6 +28,15 @@
  * picks the best k again.  A group so holds O(k) values however many rows
  * it has; its partial state is cut to k before it is serialized, and
  * combining two cuts the union to k.
+ *
+ * The other element types that ORDER BY sorts (numeric, text under any
+ * collation, uuid, composite types ...) make a generic state: the values
+ * are Datums, each by-reference one a detoasted copy in the states' context,
+ * sorted on the CPU with the type's comparator under the input's collation
+ * (any_sort.c), with no sorted runs; a limited one prunes by sorting its
+ * values and freeing those past its limit.  Their aggregates keep the state
+ * as internal, so only the bytea serialize and deserialize functions carry
+ * it between processes (datumSerialize's form, with the collation).
  */
 #include "postgres.h"
 
@@ -66,7 +75,12 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 /* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
 #define AGG_PRUNE_MIN 1024
 
-/* The serialized state: this header, param_len bytes of parameter, then nvalues packed values. */
+/*
+ * The serialized state: this header, param_len bytes of parameter, then
+ * nvalues packed values.  A generic state (a type gpusort does not pack) has
+ * its collation (an Oid) between the header and the parameter, and its
+ * values as datumSerialize writes them.
+ */
 typedef struct SortAggSerialHeader
 {
 	Oid			elemtype;
@@ -148,12 +162,13 @@ get_states_context(MemoryContext parent)
  * the parent is reset.  A window aggregate's state has a context of its own
  * (new_window_state).
  */
-static SortAggState *new_state_in(MemoryContext context, Oid elemtype, bool descending);
+static SortAggState *new_state_in(MemoryContext context, Oid elemtype, Oid collation,
+								  bool descending);
 
 SortAggState *
-gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
+gpusort_agg_new_state(MemoryContext parent, Oid elemtype, Oid collation, bool descending)
 {
-	return new_state_in(get_states_context(parent), elemtype, descending);
+	return new_state_in(get_states_context(parent), elemtype, collation, descending);
 }
 
 /*
@@ -165,16 +180,16 @@ gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending)
  * state's context).
  */
 static SortAggState *
-new_window_state(MemoryContext aggcontext, Oid elemtype, bool descending)
+new_window_state(MemoryContext aggcontext, Oid elemtype, Oid collation, bool descending)
 {
 	MemoryContext context = AllocSetContextCreate(aggcontext, "gpusort window aggregate state",
 												  ALLOCSET_SMALL_SIZES);
 
-	return new_state_in(context, elemtype, descending);
+	return new_state_in(context, elemtype, collation, descending);
 }
 
 static SortAggState *
-new_state_in(MemoryContext context, Oid elemtype, bool descending)
+new_state_in(MemoryContext context, Oid elemtype, Oid collation, bool descending)
 {
 	SortAggState *state;
 
@@ -185,10 +200,22 @@ new_state_in(MemoryContext context, Oid elemtype, bool descending)
 
 	EOH_init_header(&state->hdr, &gpusort_agg_methods, context);
 	state->elemtype = elemtype;
-	state->type = gpusort_type_from_oid(elemtype);
-	state->typlen = (int16) gs_type_size(state->type);
-	/* int8 and float8 are by reference where Datum has only 4 bytes */
-	state->typbyval = state->typlen <= 4 || FLOAT8PASSBYVAL;
+	if (gpusort_sorts_type(elemtype, &state->type))
+	{
+		state->typlen = (int16) gs_type_size(state->type);
+		/* int8 and float8 are by reference where Datum has only 4 bytes */
+		state->typbyval = state->typlen <= 4 || FLOAT8PASSBYVAL;
+	}
+	else
+	{
+		/* a Datum per value; typbyval false keeps the fast paths off */
+		gpusort_check_sortable(elemtype);
+		state->generic = true;
+		state->collation = collation;
+		get_typlenbyvalalign(elemtype, &state->elemlen, &state->elembyval, &state->elemalign);
+		state->typlen = sizeof(Datum);
+		state->typbyval = false;
+	}
 	state->descending = descending;
 	state->sorted = true;		/* no values yet */
 	state->limit = -1;
@@ -204,6 +231,62 @@ free_values(SortAggState *state)
 {
 	if (state->values != (char *) state + MAXALIGN(sizeof(SortAggState)))
 		pfree(state->values);
+}
+
+/*
+ * A generic state's copy of a value in the state's context: detoasted (and
+ * flattened), so that it outlives its row and compares without detoasting.
+ */
+static Datum
+copy_generic_value(const SortAggState *state, Datum value)
+{
+	MemoryContext oldcontext;
+
+	if (state->elembyval)
+		return value;
+	oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
+	if (state->elemlen == -1)
+	{
+		struct varlena *detoasted = PG_DETOAST_DATUM(value);
+
+		value = detoasted == (struct varlena *) DatumGetPointer(value) ?
+			datumCopy(value, false, -1) : PointerGetDatum(detoasted);
+	}
+	else
+		value = datumCopy(value, false, state->elemlen);
+	MemoryContextSwitchTo(oldcontext);
+	return value;
+}
+
+/* The Datums of a generic state's values. */
+static inline Datum *
+generic_values(const SortAggState *state)
+{
+	return (Datum *) state->values;
+}
+
+/* Frees a generic state's copies of its values from..to-1 (a state drops them). */
+static void
+free_generic_values(SortAggState *state, int64 from, int64 to)
+{
+	if (state->elembyval)
+		return;
+	for (int64 i = from; i < to; i++)
+		pfree(DatumGetPointer(generic_values(state)[i]));
+}
+
+/*
+ * Sorts a generic state's values in place, stably, ascending or in the
+ * state's own order (in_state_order), with the type's comparator.
+ */
+static void
+sort_generic(SortAggState *state, bool in_state_order)
+{
+	SortSupportData ssup;
+
+	gpusort_any_prepare(&ssup, state->elemtype, state->collation,
+						in_state_order && state->descending);
+	gpusort_any_sort(&ssup, generic_values(state), state->nvalues, NULL);
 }
 
 /* The most values of typlen bytes one buffer may hold (MaxAllocHugeSize bytes). */
@@ -292,6 +375,26 @@ drop_hopeless(SortAggState *state)
 
 	if (state->kept == 0 || state->kept < state->limit)
 		return;					/* no bound yet */
+	if (state->generic)
+	{
+		Datum	   *values = generic_values(state);
+		Datum		worst = values[state->kept - 1];
+		SortSupportData ssup;
+		int64		n = state->kept;
+
+		gpusort_any_prepare(&ssup, state->elemtype, state->collation, state->descending);
+		for (int64 i = state->kept; i < state->nvalues; i++)
+		{
+			if (gpusort_any_compare(&ssup, values[i], worst) < 0)
+				values[n++] = values[i];
+			else if (!state->elembyval)
+				pfree(DatumGetPointer(values[i]));
+			if ((i & (GPUSORT_POLL_ITEMS - 1)) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		state->nvalues = n;
+		return;
+	}
 	state->nvalues = state->kept +
 		gs_cpu_topk_keep_before(state->type, pending, (size_t) (state->nvalues - state->kept),
 								pending - state->typlen, state->descending);
@@ -307,7 +410,14 @@ keep_best(SortAggState *state)
 {
 	int64		keep = Min(state->limit, state->nvalues);
 
-	if (keep > 0 && state->kept < state->nvalues)
+	if (state->generic)
+	{
+		/* a sort in the state's order: few values, only those that might stay */
+		if (state->kept < state->nvalues)
+			sort_generic(state, true);
+		free_generic_values(state, keep, state->nvalues);
+	}
+	else if (keep > 0 && state->kept < state->nvalues)
 	{
 		Size		kept_bytes = (Size) keep * state->typlen;
 		size_t		scratch_bytes = gs_cpu_topk_scratch_bytes(state->type, (size_t) state->nvalues,
@@ -366,8 +476,16 @@ append_values(SortAggState *state, const char *values, int64 n)
 			prune(state, false);
 		take = Min(n, state->prune_at - state->nvalues);
 		reserve(state, take);
-		gpusort_copy_large(state->values + state->nvalues * state->typlen, values,
-						   (Size) take * state->typlen);
+		if (state->generic)
+		{
+			/* Datums of another state: copies of their own in this one's context */
+			for (int64 i = 0; i < take; i++)
+				generic_values(state)[state->nvalues + i] =
+					copy_generic_value(state, ((const Datum *) values)[i]);
+		}
+		else
+			gpusort_copy_large(state->values + state->nvalues * state->typlen, values,
+							   (Size) take * state->typlen);
 		state->nvalues += take;
 		state->sorted = state->nvalues <= 1;
 		state->nruns = 0;
@@ -441,16 +559,18 @@ gpusort_agg_state(FunctionCallInfo fcinfo, const char *funcname, bool descending
 					 errdetail("The aggregate's initial state was written for values of another type.")));
 		if (window)
 		{
-			state = new_window_state(aggcontext, view.elemtype, view.descending);
+			state = new_window_state(aggcontext, view.elemtype, view.collation, view.descending);
 			gpusort_agg_append_view(state, &view);
 		}
 		else
 			state = gpusort_agg_state_from_view(aggcontext, &view);
 	}
 	if (state == NULL && window)
-		state = new_window_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1), descending);
+		state = new_window_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1), PG_GET_COLLATION(),
+								 descending);
 	else if (state == NULL)
-		state = gpusort_agg_new_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1), descending);
+		state = gpusort_agg_new_state(aggcontext, gpusort_fn_argtype(fcinfo->flinfo, 1),
+									  PG_GET_COLLATION(), descending);
 	else
 		check_same_direction(state, descending, funcname);
 	return state;
@@ -473,7 +593,9 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 	value = PG_GETARG_DATUM(argno);
 	reserve(state, 1);
 	slot = state->values + state->nvalues * state->typlen;
-	if (state->typbyval)
+	if (state->generic)
+		generic_values(state)[state->nvalues] = copy_generic_value(state, value);
+	else if (state->typbyval)
 		store_att_byval(slot, value, state->typlen);
 	else
 		memcpy(slot, DatumGetPointer(value), state->typlen);
@@ -560,7 +682,7 @@ sort_values(SortAggState *state)
 	 * sorted in place on the CPU, where a sort through gpusort_run would
 	 * cost more in its setup than in the sort
 	 */
-	if (state->nvalues <= AGG_SORT_IN_PLACE_MAX)
+	if (!state->generic && state->nvalues <= AGG_SORT_IN_PLACE_MAX)
 	{
 		gs_error	err;
 
@@ -573,9 +695,17 @@ sort_values(SortAggState *state)
 		return;
 	}
 
+	if (state->generic)
+	{
+		/* in place: a sort that fails leaves the same values in the buffer */
+		sort_generic(state, false);
+		state->sorted = true;
+		state->nruns = 0;
+		return;
+	}
+
 	oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
 	sorted = gpusort_alloc_large(Max((Size) state->nvalues * state->typlen, 1));
-
 	MemoryContextSwitchTo(oldcontext);
 
 	memset(&job, 0, sizeof(job));
@@ -641,6 +771,9 @@ gpusort_agg_prepare_to_leave(SortAggState *state)
 Datum
 gpusort_agg_datum(const SortAggState *state, const char *p)
 {
+	if (state->generic)
+		return state->elembyval ? *(const Datum *) p :
+			datumCopy(*(const Datum *) p, false, state->elemlen);
 	if (state->typbyval)
 		return fetch_att(p, true, state->typlen);
 	return datumCopy(PointerGetDatum(p), false, state->typlen);
@@ -800,7 +933,7 @@ void
 gpusort_agg_append_view(SortAggState *state, const SortAggView *view)
 {
 	int32		old_nruns = runs_of(state);
-	bool		keep_runs = state->limit < 0 && !view->limited &&
+	bool		keep_runs = !state->generic && state->limit < 0 && !view->limited &&
 		(state->nvalues == 0 || old_nruns > 0) &&
 		(view->nvalues <= 1 || view->sorted || view->nruns >= 2);
 	int64		start = state->nvalues;
@@ -858,7 +991,8 @@ gpu_sort_agg_combine_step(FunctionCallInfo fcinfo)
 		state1 = gpusort_agg_state_from_view(aggcontext, &view1);
 	}
 	if (state1 == NULL)
-		state1 = gpusort_agg_new_state(aggcontext, view2.elemtype, view2.descending);
+		state1 = gpusort_agg_new_state(aggcontext, view2.elemtype, view2.collation,
+									   view2.descending);
 	gpusort_agg_append_view(state1, &view2);
 	return state1;
 }
@@ -883,15 +1017,34 @@ gpu_sort_agg_combine_state(PG_FUNCTION_ARGS)
 	return gpusort_agg_datum_of(state);
 }
 
+/* The bytes of a generic state's values, as datumSerialize writes them. */
+static uint64
+generic_values_size(const SortAggState *state)
+{
+	uint64		size = 0;
+
+	for (int64 i = 0; i < state->nvalues; i++)
+	{
+		size += datumEstimateSpace(generic_values(state)[i], false, state->elembyval,
+								   state->elemlen);
+		if ((i & (GPUSORT_POLL_ITEMS - 1)) == GPUSORT_POLL_ITEMS - 1)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return size;
+}
+
 /*
  * gpu_sort_agg_serialize(internal) -> bytea; a limited state is cut to its
- * best limit values first.
+ * best limit values first.  A generic state's values are written with
+ * datumSerialize (the parallel leader is the same build on the same
+ * machine), a packed state's as they are.
  */
 Datum
 gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 {
 	SortAggState *state;
 	SortAggSerialHeader header;
+	Size		start;			/* where the parameter starts */
 	uint64		nbytes;
 	bytea	   *result;
 
@@ -900,8 +1053,9 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	if (state->limit >= 0)
 		prune(state, true);
 
-	nbytes = VARHDRSZ + sizeof(header) + state->param_len +
-		(uint64) state->nvalues * state->typlen;
+	start = sizeof(header) + (state->generic ? sizeof(Oid) : 0);
+	nbytes = VARHDRSZ + start + state->param_len +
+		(state->generic ? generic_values_size(state) : (uint64) state->nvalues * state->typlen);
 	if (!AllocSizeIsValid(nbytes))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -921,10 +1075,24 @@ gpu_sort_agg_serialize(PG_FUNCTION_ARGS)
 	result = (bytea *) gpusort_alloc_large(nbytes);
 	SET_VARSIZE(result, nbytes);
 	memcpy(VARDATA(result), &header, sizeof(header));
+	if (state->generic)
+		memcpy(VARDATA(result) + sizeof(header), &state->collation, sizeof(Oid));
 	if (state->param != NULL)
-		memcpy(VARDATA(result) + sizeof(header), state->param, state->param_len);
-	if (state->nvalues > 0)
-		gpusort_copy_large(VARDATA(result) + sizeof(header) + state->param_len, state->values,
+		memcpy(VARDATA(result) + start, state->param, state->param_len);
+	if (state->generic)
+	{
+		char	   *p = VARDATA(result) + start + state->param_len;
+
+		for (int64 i = 0; i < state->nvalues; i++)
+		{
+			datumSerialize(generic_values(state)[i], false, state->elembyval, state->elemlen, &p);
+			if ((i & (GPUSORT_POLL_ITEMS - 1)) == GPUSORT_POLL_ITEMS - 1)
+				CHECK_FOR_INTERRUPTS();
+		}
+		Assert(p == (char *) result + nbytes);
+	}
+	else if (state->nvalues > 0)
+		gpusort_copy_large(VARDATA(result) + start + state->param_len, state->values,
 						   (Size) state->nvalues * state->typlen);
 	PG_RETURN_BYTEA_P(result);
 }
@@ -957,16 +1125,20 @@ check_limit(const char *param, int32 param_len)
  * counts the state can hold; the element type is checked by new_state.
  */
 static SortAggSerialHeader
-read_header(const char *data, Size datalen)
+read_header(const char *data, Size datalen, Size *start, Oid *collation)
 {
 	SortAggSerialHeader header;
 	Size		rest;
 	int16		typlen;
+	gs_type		type;
+	bool		generic;
 
 	if (datalen < sizeof(header))
 		invalid_state("The state has %zu bytes, fewer than its %zu-byte header.", datalen, sizeof(header));
 	memcpy(&header, data, sizeof(header));
 	rest = datalen - sizeof(header);
+	*start = sizeof(header);
+	*collation = InvalidOid;
 
 	if (header.descending != 0 && header.descending != 1)
 		invalid_state("Its descending flag is %d.", header.descending);
@@ -975,6 +1147,16 @@ read_header(const char *data, Size datalen)
 	typlen = get_typlen(header.elemtype);
 	if (typlen == 0)
 		invalid_state("Its element type %u does not exist.", header.elemtype);
+	generic = !gpusort_sorts_type(header.elemtype, &type);
+	if (generic)
+	{
+		gpusort_check_sortable(header.elemtype);
+		if (rest < sizeof(Oid))
+			invalid_state("It has no collation.");
+		memcpy(collation, data + sizeof(header), sizeof(Oid));
+		*start += sizeof(Oid);
+		rest -= sizeof(Oid);
+	}
 	if (header.nvalues < 0 || header.nnulls < 0)
 		invalid_state("It counts %lld values and %lld NULLs.",
 					  (long long) header.nvalues, (long long) header.nnulls);
@@ -982,17 +1164,80 @@ read_header(const char *data, Size datalen)
 		invalid_state("Its constant argument of %d bytes does not fit in its %zu bytes after the header.",
 					  header.param_len, rest);
 	if (header.limited)
-		check_limit(data + sizeof(header), header.param_len);
+		check_limit(data + *start, header.param_len);
 	rest -= Max(header.param_len, 0);
 
-	/* a type gpusort does not sort is the error of new_state */
-	if (typlen > 0 && (rest % typlen != 0 || rest / typlen != (uint64) header.nvalues))
+	/* a generic state's values are checked as they are read */
+	if (!generic && (rest % typlen != 0 || rest / typlen != (uint64) header.nvalues))
 		invalid_state("It has %zu bytes of values for %lld values of %d bytes.",
 					  rest, (long long) header.nvalues, typlen);
 	if (header.nnulls > PG_INT64_MAX - header.nvalues)
 		invalid_state("Its %lld values and %lld NULLs overflow a count.",
 					  (long long) header.nvalues, (long long) header.nnulls);
 	return header;
+}
+
+/*
+ * Whether the size bytes at v can be a by-reference value of the state's
+ * type as gpu_sort_agg_serialize writes them: as long as the type's length,
+ * a detoasted varlena of that size, or a C string that ends there.
+ */
+static bool
+valid_serialized_value(const SortAggState *state, const char *v, int size)
+{
+	if (state->elemlen > 0)
+		return size == state->elemlen;
+	if (state->elemlen == -1)
+	{
+		int32		header;
+
+		if (size < VARHDRSZ)
+			return false;
+		memcpy(&header, v, sizeof(header));
+		return VARATT_IS_4B_U(&header) && VARSIZE(&header) == (Size) size;
+	}
+	return size >= 1 && memchr(v, '\0', size) == v + size - 1;
+}
+
+/*
+ * Appends the nvalues values of a generic state that datumSerialize wrote
+ * in the len bytes at data, each checked to lie within them.
+ */
+static void
+append_serialized_generic(SortAggState *state, const char *data, Size len, int64 nvalues)
+{
+	const char *end = data + len;
+	char	   *p = (char *) data;
+	Datum	   *values = palloc(Max(Min(nvalues, (int64) 1024), 1) * sizeof(Datum));
+	int64		nbatch = 0;
+
+	for (int64 i = 0; i < nvalues; i++)
+	{
+		int			size;
+		bool		isnull;
+
+		if (end - p < (ptrdiff_t) sizeof(int))
+			invalid_state("Its value %lld lies past its end.", (long long) i);
+		memcpy(&size, p, sizeof(int));
+		if (size == -1 ? !state->elembyval || (Size) (end - p) - sizeof(int) < sizeof(Datum) :
+			size < 0 || state->elembyval || (Size) (end - p) - sizeof(int) < (Size) size)
+			invalid_state("Its value %lld has a header of %d.", (long long) i, size);
+		if (size >= 0 && !valid_serialized_value(state, p + sizeof(int), size))
+			invalid_state("Its value %lld of %d bytes is not a value of type %s.",
+						  (long long) i, size, format_type_be(state->elemtype));
+		values[nbatch++] = datumRestore(&p, &isnull);
+		if (nbatch == 1024 || i == nvalues - 1)
+		{
+			append_values(state, (const char *) values, nbatch);
+			if (!state->elembyval)
+				for (int64 j = 0; j < nbatch; j++)
+					pfree(DatumGetPointer(values[j]));
+			nbatch = 0;
+		}
+	}
+	if (p != end)
+		invalid_state("It has %zu bytes after its values.", (Size) (end - p));
+	pfree(values);
 }
 
 /*
@@ -1006,6 +1251,8 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	SortAggSerialHeader header;
 	SortAggState *state;
 	int32		param_len;
+	Size		start;
+	Oid			collation;
 
 	/*
 	 * In the memory of the call (the input tuple's), as PostgreSQL's own
@@ -1015,24 +1262,52 @@ gpu_sort_agg_deserialize(PG_FUNCTION_ARGS)
 	(void) agg_context(fcinfo, "gpu_sort_agg_deserialize");
 	serial = PG_GETARG_BYTEA_PP(0);
 	data = VARDATA_ANY(serial);
-	header = read_header(data, VARSIZE_ANY_EXHDR(serial));
-	state = gpusort_agg_new_state(CurrentMemoryContext, header.elemtype, header.descending != 0);
+	header = read_header(data, VARSIZE_ANY_EXHDR(serial), &start, &collation);
+	state = gpusort_agg_new_state(CurrentMemoryContext, header.elemtype, collation,
+								  header.descending != 0);
 	param_len = Max(header.param_len, 0);
 
 	if (header.param_len >= 0)
-		gpusort_agg_param(state, data + sizeof(header), header.param_len,
+		gpusort_agg_param(state, data + start, header.param_len,
 						  "the aggregate", "the constant argument");
 	if (header.limited)
 	{
 		int32		limit;
 
-		memcpy(&limit, data + sizeof(header), sizeof(limit));
+		memcpy(&limit, data + start, sizeof(limit));
 		gpusort_agg_set_limit(state, limit);
 	}
-	append_values(state, data + sizeof(header) + param_len, header.nvalues);
+	if (state->generic)
+		append_serialized_generic(state, data + start + param_len,
+								  VARSIZE_ANY_EXHDR(serial) - start - param_len,
+								  header.nvalues);
+	else
+		append_values(state, data + start + param_len, header.nvalues);
 	state->nnulls = header.nnulls;
 	clamp_capacity(state);
 	PG_RETURN_POINTER(state);
+}
+
+ArrayType *
+gpusort_agg_generic_array(SortAggState *state, int64 ntake, const char *what)
+{
+	Datum	   *values;
+	ArrayType  *result;
+
+	Assert(state->generic);
+	(void) gpusort_agg_sorted(state);
+	values = generic_values(state);
+	if (state->descending && state->nvalues > 1)
+	{
+		values = MemoryContextAllocHuge(CurrentMemoryContext, (Size) state->nvalues * sizeof(Datum));
+		for (int64 i = 0; i < state->nvalues; i++)
+			values[i] = generic_values(state)[state->nvalues - 1 - i];
+	}
+	result = gpusort_any_result(state->elemtype, values, state->nvalues, state->nnulls,
+								state->descending, ntake, what);
+	if (values != generic_values(state))
+		pfree(values);
+	return result;
 }
 
 /*
@@ -1078,6 +1353,9 @@ gpu_sort_agg_final(PG_FUNCTION_ARGS)
 	if (state == NULL)
 		PG_RETURN_NULL();		/* no rows, as array_agg */
 	gpusort_agg_check_type(fcinfo, state);
+	if (state->generic)
+		PG_RETURN_ARRAYTYPE_P(gpusort_agg_generic_array(state, state->nvalues + state->nnulls,
+														"gpu_sort_agg"));
 
 	/* array_agg's NULL placement: last ascending, first descending */
 	result = gpusort_new_array(state->elemtype, state->typlen, state->nvalues,

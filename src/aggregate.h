@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/expandeddatum.h"
 
 #include "gpusort.h"
@@ -39,9 +40,18 @@ typedef struct SortAggState
 	bool		typbyval;
 	bool		descending;
 	bool		sorted;			/* values are in ascending order */
+	bool		generic;		/* a type gpusort does not pack: values holds
+								 * Datums (typlen sizeof(Datum), typbyval
+								 * false), each by-reference one a detoasted
+								 * copy of its own in the state's context,
+								 * sorted with the type's comparator under
+								 * collation (any_sort.c); no runs */
+	bool		elembyval;		/* generic: the element type's typbyval, */
+	char		elemalign;		/* typalign */
 	int32		nruns;			/* >= 2: values are nruns ascending runs, run r
 								 * at [run_starts[r], run_starts[r + 1]), the
 								 * last ending at nvalues; 0: no runs */
+	Oid			collation;		/* generic: the collation of the input */
 	int64	   *run_starts;		/* room for run_capacity starts, or NULL */
 	int32		run_capacity;	/* 0, 9 or 2 GPUSORT_AGG_MAX_RUNS + 1 */
 	int64		nvalues;		/* non-NULL values in values */
@@ -51,6 +61,7 @@ typedef struct SortAggState
 	char	   *values;
 	char	   *param;			/* the constant argument, MAXALIGNed bytes, or NULL */
 	int32		param_len;
+	int16		elemlen;		/* generic: the element type's typlen */
 	int64		limit;			/* only the best limit values matter; -1: all */
 	int64		prune_at;		/* a limited state prunes when it holds this
 								 * many values (PG_INT64_MAX: never) */
@@ -66,6 +77,7 @@ typedef struct SortAggState
 typedef struct SortAggView
 {
 	Oid			elemtype;
+	Oid			collation;		/* a generic state's collation, else InvalidOid */
 	bool		descending;
 	bool		sorted;			/* values in ascending order */
 	bool		limited;		/* param is the limit k (int32) */
@@ -81,8 +93,12 @@ typedef struct SortAggView
 /* The methods of the state's expanded object (agg_state.c). */
 extern const ExpandedObjectMethods gpusort_agg_methods;
 
-/* A new empty state in the states' context under parent. */
-extern SortAggState *gpusort_agg_new_state(MemoryContext parent, Oid elemtype, bool descending);
+/*
+ * A new empty state in the states' context under parent; collation matters
+ * for a generic state (a type gpusort does not pack) only.
+ */
+extern SortAggState *gpusort_agg_new_state(MemoryContext parent, Oid elemtype, Oid collation,
+										   bool descending);
 
 /* A state under parent that holds what view holds (a copy). */
 extern SortAggState *gpusort_agg_state_from_view(MemoryContext parent, const SortAggView *view);
@@ -225,6 +241,13 @@ extern const char *gpusort_agg_sorted(SortAggState *state);
  * selection, not a merge), else from the sorted values.
  */
 extern const char *gpusort_agg_at_rank(SortAggState *state, int64 rank);
+
+/*
+ * A generic state's values sorted in the state's order, NULLs placed as
+ * array_agg places them (last ascending, first descending), cut to the
+ * first ntake, as a new array; what names the caller in an error.
+ */
+extern ArrayType *gpusort_agg_generic_array(SortAggState *state, int64 ntake, const char *what);
 
 /* The value at p, of the state's element type, as a Datum. */
 extern Datum gpusort_agg_datum(const SortAggState *state, const char *p);

@@ -7,6 +7,7 @@
  * width with their alignment equal to their width, so an array's data area is
  * a packed C array of its non-NULL elements.  gpu_sort builds the result's
  * header first and sorts in its data area, so the elements are copied once.
+ * Arrays of the other sortable types go to any_sort.c.
  */
 #include "postgres.h"
 
@@ -38,11 +39,11 @@ gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 
 	if (PG_ARGISNULL(0))
 	{
-		/* a NULL array of a type gpusort does not sort is still an error */
+		/* a NULL array of a type that cannot be sorted is still an error */
 		Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
 
 		if (OidIsValid(argtype) && OidIsValid(get_element_type(argtype)))
-			(void) gpusort_type_from_oid(get_element_type(argtype));
+			gpusort_check_sortable(get_element_type(argtype));
 		return false;
 	}
 
@@ -61,7 +62,7 @@ gpusort_getarg_1d_array(FunctionCallInfo fcinfo, int argno, const char *funcname
 				 errmsg("%s does not support multidimensional arrays", funcname),
 				 errdetail("The array has %d dimensions.", ARR_NDIM(a)),
 				 errhint("Flatten it first, for example with array(SELECT unnest(a)).")));
-	(void) gpusort_type_from_oid(ARR_ELEMTYPE(a));
+	gpusort_check_sortable(ARR_ELEMTYPE(a));
 	return a;
 }
 
@@ -283,9 +284,13 @@ gpu_sort(PG_FUNCTION_ARGS)
 	bool		owned;
 	bool		descending;
 	bool		nulls_first;
+	gs_type		type;
 
 	if (!gpusort_get_array_args(fcinfo, "gpu_sort", &array, &owned, &descending, &nulls_first))
 		PG_RETURN_NULL();
+	if (!gpusort_sorts_type(ARR_ELEMTYPE(array), &type))
+		PG_RETURN_ARRAYTYPE_P(gpusort_any_sort_array(array, PG_GET_COLLATION(), descending,
+													 nulls_first, -1, "gpu_sort"));
 	PG_RETURN_ARRAYTYPE_P(gpusort_sort_array(array, owned, PG_GETARG_DATUM(0),
 											 descending, nulls_first));
 }
@@ -318,8 +323,10 @@ gpu_argsort(PG_FUNCTION_ARGS)
 
 	if (!gpusort_get_array_args(fcinfo, "gpu_argsort", &array, &owned, &descending, &nulls_first))
 		PG_RETURN_NULL();
+	if (!gpusort_sorts_type(ARR_ELEMTYPE(array), &type))
+		PG_RETURN_ARRAYTYPE_P(gpusort_any_argsort(array, PG_GET_COLLATION(), descending,
+												  nulls_first));
 
-	type = gpusort_type_from_oid(ARR_ELEMTYPE(array));
 	nitems = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
 	if (nitems == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));

@@ -13,6 +13,7 @@
 
 #include "nodes/primnodes.h"
 #include "utils/array.h"
+#include "utils/sortsupport.h"
 
 #include "gpusort.h"
 
@@ -178,6 +179,50 @@ extern int64 gpusort_count_nulls(ArrayType *array, int nitems);
  */
 extern ArrayType *gpusort_sort_array(ArrayType *array, bool owned, Datum datum,
 									 bool descending, bool nulls_first);
+
+/* any_sort.c: the types gpusort does not pack, sorted with PostgreSQL's comparator */
+
+/*
+ * Errors unless ORDER BY could sort elements of the type: one that gpusort
+ * packs, or one with a default btree ordering.
+ */
+extern void gpusort_check_sortable(Oid elemtype);
+
+/*
+ * Prepares ssup (in CurrentMemoryContext) to compare values of the type by
+ * its default btree ordering under collation, reversed when reverse, with
+ * abbreviated keys where the type offers them; errors for a type without
+ * an ordering.
+ */
+extern void gpusort_any_prepare(SortSupport ssup, Oid elemtype, Oid collation, bool reverse);
+
+/* The full comparison of two non-NULL values under ssup, and whether they are equal. */
+extern int	gpusort_any_compare(SortSupport ssup, Datum a, Datum b);
+extern bool gpusort_any_equal(SortSupport ssup, Datum a, Datum b);
+
+/*
+ * Sorts n values in ssup's order, stably (ties keep their input order); each
+ * one's input position goes to positions unless it is NULL.  ssup may give
+ * up its abbreviated keys on the way.
+ */
+extern void gpusort_any_sort(SortSupport ssup, Datum *values, int64 n, int64 *positions);
+
+/*
+ * A new 1-D array of the first ntake of: nvalues sorted values and nnulls
+ * NULLs, the NULLs first or last; what names the caller in an error.
+ */
+extern ArrayType *gpusort_any_result(Oid elemtype, const Datum *values, int64 nvalues,
+									 int64 nnulls, bool nulls_first, int64 ntake,
+									 const char *what);
+
+/*
+ * gpu_sort (limit -1) and gpu_topk (its first limit elements) of a 1-D array
+ * of any sortable type, and gpu_argsort's subscripts.
+ */
+extern ArrayType *gpusort_any_sort_array(ArrayType *array, Oid collation, bool descending,
+										 bool nulls_first, int64 limit, const char *what);
+extern ArrayType *gpusort_any_argsort(ArrayType *array, Oid collation, bool descending,
+									  bool nulls_first);
 
 /* memory.c */
 

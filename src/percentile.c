@@ -408,6 +408,13 @@ multi_result(SortAggState *state, bool descending, ArrayType *fractions, bool co
 	char		typalign = typlen == 2 ? TYPALIGN_SHORT :
 		typlen == 4 ? TYPALIGN_INT : TYPALIGN_DOUBLE;
 
+	if (!cont && state->generic)
+	{
+		typlen = state->elemlen;
+		typbyval = state->elembyval;
+		typalign = state->elemalign;
+	}
+
 	deconstruct_array(fractions, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &items, &nulls, &n);
 	if (n == 0)
@@ -537,11 +544,15 @@ gpu_median_final(PG_FUNCTION_ARGS)
 
 /*
  * Whether the values at a and b are one value for mode: bitwise for integers
- * and dates; for floats, as float8eq says (-0 = +0, every NaN equal).
+ * and dates; for floats, as float8eq says (-0 = +0, every NaN equal); for
+ * the other types, as their comparator (ssup) says, under the input's
+ * collation: as the type's = operator, which mode_final applies.
  */
 static bool
-same_value(const SortAggState *state, const char *a, const char *b)
+same_value(const SortAggState *state, SortSupport ssup, const char *a, const char *b)
 {
+	if (state->generic)
+		return gpusort_any_equal(ssup, *(const Datum *) a, *(const Datum *) b);
 	if (state->type == GS_FLOAT4 || state->type == GS_FLOAT8)
 	{
 		float8		x = value_float8(state, a);
@@ -567,17 +578,20 @@ gpu_mode_final(PG_FUNCTION_ARGS)
 	int64		mode = 0;
 	int64		mode_freq = 0;
 	int64		start = 0;		/* the current run's first row */
+	SortSupportData ssup;
 
 	if (state == NULL || state->nvalues == 0)
 		PG_RETURN_NULL();
 	check_state_type(fcinfo, state, false);
 	sv = sorted_values(state, descending, true);
+	if (state->generic)
+		gpusort_any_prepare(&ssup, state->elemtype, state->collation, false);
 
 	for (int64 i = 1; i <= state->nvalues; i++)
 	{
 		if ((i & (GPUSORT_POLL_ITEMS - 1)) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (i < state->nvalues && same_value(state, row(&sv, start), row(&sv, i)))
+		if (i < state->nvalues && same_value(state, &ssup, row(&sv, start), row(&sv, i)))
 			continue;
 		if (i - start > mode_freq)
 		{

@@ -21,6 +21,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
 #include "gpusort_pg.h"
@@ -35,6 +36,9 @@ typedef struct RowsState
 	int64		values_to;
 	int16		typlen;
 	const char *values;			/* the sorted non-NULL elements */
+	Datum	   *datums;			/* or, for a type gpusort does not pack, every
+								 * row as a Datum */
+	bool	   *nulls;
 	int64		next;			/* the row to return next */
 } RowsState;
 
@@ -57,6 +61,7 @@ gpu_sort_rows(PG_FUNCTION_ARGS)
 		bool		descending;
 		bool		nulls_first;
 		bool		isnull;
+		gs_type		type;
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
@@ -64,7 +69,21 @@ gpu_sort_rows(PG_FUNCTION_ARGS)
 		state = (RowsState *) palloc0(sizeof(RowsState));
 		isnull = !gpusort_get_array_args(fcinfo, "gpu_sort_rows", &array, &owned,
 										 &descending, &nulls_first);
-		if (!isnull)
+		if (!isnull && !gpusort_sorts_type(ARR_ELEMTYPE(array), &type))
+		{
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+			int			nitems;
+
+			sorted = gpusort_any_sort_array(array, PG_GET_COLLATION(), descending, nulls_first,
+											-1, "gpu_sort_rows");
+			get_typlenbyvalalign(ARR_ELEMTYPE(sorted), &typlen, &typbyval, &typalign);
+			deconstruct_array(sorted, ARR_ELEMTYPE(sorted), typlen, typbyval, typalign,
+							  &state->datums, &state->nulls, &nitems);
+			state->nitems = nitems;
+		}
+		else if (!isnull)
 		{
 			int64		nnulls;
 
@@ -90,6 +109,12 @@ gpu_sort_rows(PG_FUNCTION_ARGS)
 	row = state->next++;
 	if (row >= state->nitems)
 		SRF_RETURN_DONE(funcctx);
+	if (state->datums != NULL)
+	{
+		if (state->nulls[row])
+			SRF_RETURN_NEXT_NULL(funcctx);
+		SRF_RETURN_NEXT(funcctx, state->datums[row]);
+	}
 	if (row < state->values_from || row >= state->values_to)
 		SRF_RETURN_NEXT_NULL(funcctx);
 

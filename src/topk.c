@@ -100,10 +100,14 @@ gpu_topk(PG_FUNCTION_ARGS)
 	int			nitems;
 	int64		nnulls;
 	char	   *values;
+	gs_type		type;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	array = gpusort_getarg_1d_array(fcinfo, 0, "gpu_topk", &owned);
+	if (!gpusort_sorts_type(ARR_ELEMTYPE(array), &type))
+		PG_RETURN_ARRAYTYPE_P(gpusort_any_sort_array(array, PG_GET_COLLATION(), descending,
+													 descending, k, "gpu_topk"));
 	nitems = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
 	nnulls = gpusort_count_nulls(array, nitems);
 
@@ -208,6 +212,8 @@ gpu_topk_agg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	gpusort_agg_check_type(fcinfo, state);
 	k = kept_k(state);
+	if (state->generic)
+		PG_RETURN_ARRAYTYPE_P(gpusort_agg_generic_array(state, k, "gpu_topk_agg"));
 	PG_RETURN_ARRAYTYPE_P(topk_array(state->elemtype, state->values, state->nvalues, state->nnulls,
 									 k, state->descending, "gpu_topk_agg"));
 }
