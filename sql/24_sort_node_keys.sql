@@ -213,6 +213,28 @@ RESET enable_nestloop;
 SELECT node_check('SELECT id, amount FROM skp_w ORDER BY amount, id LIMIT 9223372036854775000 OFFSET 700', '');
 SELECT node_check('SELECT id FROM skp_w ORDER BY id DESC LIMIT 9223372036854775000 OFFSET 100', '');
 
+-- EXPLAIN VERBOSE says why the node left a Sort whose first key gives no
+-- leading bits (an array, a record); a later key of that kind is the tie
+-- pass's.  Its lines, wherever the server's version prints them.
+CREATE FUNCTION skp_declined(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+		IF line LIKE '%gpusort: %' THEN
+			RETURN NEXT btrim(line);
+		END IF;
+	END LOOP;
+END $$;
+SELECT skp_declined('SELECT id FROM skp_w ORDER BY ARRAY[id], name');
+SELECT skp_declined('SELECT id FROM skp_w ORDER BY (id, name) DESC');
+SELECT skp_declined('SELECT id FROM skp_w ORDER BY name, ARRAY[id]');
+SELECT node_check('SELECT id FROM skp_w ORDER BY category, ARRAY[id] DESC');
+SET gpusort.enable_sort = off;
+SELECT skp_declined('SELECT id FROM skp_w ORDER BY ARRAY[id], name');
+RESET gpusort.enable_sort;
+DROP FUNCTION skp_declined(text);
+
 DROP TABLE skp_w;
 DROP TABLE skp_results;
 DROP TABLE IF EXISTS skp_t;

@@ -153,7 +153,7 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 	ssup->abbreviate = true;
 	PrepareSortSupportFromOrderingOp(sortop, ssup);
 	if (ssup->abbrev_converter == NULL)
-		bits->reason = "it has no abbreviated key under its collation";
+		bits->reason = "no order-preserving packing of its type, no abbreviated key for its operator and collation";
 	else if (ssup->comparator == ssup_datum_unsigned_cmp)
 		bits->kind = SORT_KEY_ABBREV_UNSIGNED;
 	else if (ssup->comparator == ssup_datum_signed_cmp)

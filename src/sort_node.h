@@ -47,6 +47,9 @@ enum
 /* sort_plan.c: defines gpusort.enable_sort and the rest, and registers the node; from _PG_init */
 extern void gpusort_sort_node_init(void);
 
+/* sort_explain.c: EXPLAIN VERBOSE's word on a Sort the node declined; from gpusort_sort_node_init */
+extern void gpusort_sort_explain_init(void);
+
 extern bool gpusort_enable_sort;
 extern int	gpusort_sort_node_min_rows;
 

@@ -757,6 +757,7 @@ gpusort_sort_node_init(void)
 							NULL, NULL, NULL);
 
 	RegisterCustomScanMethods(&gpusort_sort_scan_methods);
+	gpusort_sort_explain_init();
 	prev_planner_hook = planner_hook;
 	planner_hook = sort_node_planner;
 	prev_create_upper_paths_hook = create_upper_paths_hook;
