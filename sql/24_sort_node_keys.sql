@@ -28,9 +28,9 @@ CREATE DOMAIN skp_dom AS text CHECK (VALUE <> 'forbidden');
 -- where PostgreSQL was built with ICU)
 DO $$
 BEGIN
-	IF EXISTS (SELECT FROM pg_collation WHERE collprovider = 'i') THEN
-		CREATE COLLATION skp_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
-	END IF;
+	CREATE COLLATION skp_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+EXCEPTION WHEN feature_not_supported THEN
+	NULL;
 END $$;
 CREATE TEMP TABLE skp_collations AS
 SELECT array_agg(quote_ident(collname) ORDER BY collname) AS names

@@ -312,10 +312,13 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 		key->full.ssup_nulls_first = key->nulls_first;
 		key->full.ssup_attno = key->column;
 		PrepareSortSupportFromOrderingOp(key->sortop, &key->full);
-		if (state->nvalued == k && key->bits.kind != SORT_KEY_NONE)
-			state->nvalued = key->bits.exact ? k + 1 : -(k + 1);
 	}
-	state->nvalued = Abs(state->nvalued);
+	for (int k = 0; k < state->nkeys && state->keys[k].bits.kind != SORT_KEY_NONE; k++)
+	{
+		state->nvalued = k + 1;
+		if (!state->keys[k].bits.exact)
+			break;
+	}
 	if (state->nvalued == 0)
 		elog(ERROR, "gpusort sort node: the first sort key gives no bits to order by");
 	state->bound = -1;
