@@ -121,6 +121,7 @@ typedef struct SortNodeState
 	int			nvalued;		/* the leading keys whose bits are kept: up to
 								 * the first without bits or the first inexact */
 	MemoryContext convert_context;	/* abbreviated keys' conversions */
+	bool		keys_prepared;	/* prepare_keys has run */
 	bool		random_access;	/* backward scans, mark/restore or rewinds asked for */
 	TupleTableSlot *sorted_slot;	/* minimal tuples: the rows, the tuplesort's */
 	TupleTableSlot *out_slot;	/* the sorted rows: sorted_slot, or the
@@ -293,34 +294,6 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 	state->convert_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort key conversion",
 												   ALLOCSET_DEFAULT_SIZES);
 
-	/*
-	 * Each key's leading bits, with its abbreviated key's conversion where
-	 * that gives them, and its full comparator for the rows whose bits are
-	 * equal.  Bits are kept up to the first key that gives none or that is
-	 * not exact: past that, bits would order rows that the pass must see as
-	 * one run.
-	 */
-	state->nvalued = 0;
-	for (int k = 0; k < state->nkeys; k++)
-	{
-		SortKeyInfo *key = &state->keys[k];
-
-		key->abbrev.ssup_cxt = CurrentMemoryContext;
-		sort_key_bits(key->sortop, key->collation, key->nulls_first, &key->bits, &key->abbrev);
-		key->full.ssup_cxt = CurrentMemoryContext;
-		key->full.ssup_collation = key->collation;
-		key->full.ssup_nulls_first = key->nulls_first;
-		key->full.ssup_attno = key->column;
-		PrepareSortSupportFromOrderingOp(key->sortop, &key->full);
-	}
-	for (int k = 0; k < state->nkeys && state->keys[k].bits.kind != SORT_KEY_NONE; k++)
-	{
-		state->nvalued = k + 1;
-		if (!state->keys[k].bits.exact)
-			break;
-	}
-	if (state->nvalued == 0)
-		elog(ERROR, "gpusort sort node: the first sort key gives no bits to order by");
 	state->bound = -1;
 	if (((CustomScan *) node->ss.ps.plan)->custom_exprs != NIL)
 	{
@@ -1309,12 +1282,53 @@ sort_in_memory(SortNodeState *state)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * Each key's leading bits, with its abbreviated key's conversion where that
+ * gives them, and its full comparator for the rows whose bits are equal; at
+ * the first sort, as Sort prepares its keys (an EXPLAIN without ANALYZE
+ * prepares nothing).  Bits are kept up to the first key that gives none or
+ * that is not exact: past that, bits would order rows that the pass must
+ * see as one run.
+ */
+static void
+prepare_keys(SortNodeState *state)
+{
+	MemoryContext cxt = state->css.ss.ps.state->es_query_cxt;
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	state->nvalued = 0;
+	for (int k = 0; k < state->nkeys; k++)
+	{
+		SortKeyInfo *key = &state->keys[k];
+
+		key->abbrev.ssup_cxt = cxt;
+		sort_key_bits(key->sortop, key->collation, key->nulls_first, &key->bits, &key->abbrev);
+		key->full.ssup_cxt = cxt;
+		key->full.ssup_collation = key->collation;
+		key->full.ssup_nulls_first = key->nulls_first;
+		key->full.ssup_attno = key->column;
+		PrepareSortSupportFromOrderingOp(key->sortop, &key->full);
+	}
+	for (int k = 0; k < state->nkeys && state->keys[k].bits.kind != SORT_KEY_NONE; k++)
+	{
+		state->nvalued = k + 1;
+		if (!state->keys[k].bits.exact)
+			break;
+	}
+	if (state->nvalued == 0)
+		elog(ERROR, "gpusort sort node: the first sort key gives no bits to order by");
+	state->keys_prepared = true;
+	MemoryContextSwitchTo(old);
+}
+
 static void
 do_sort(SortNodeState *state)
 {
 	instr_time	start;
 	instr_time	now;
 
+	if (!state->keys_prepared)
+		prepare_keys(state);
 	set_bound(state);
 	read_input(state);
 	INSTR_TIME_SET_CURRENT(start);

@@ -138,7 +138,22 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 		own_packing(opcintype, bits))
 		return;
 
-	/* the abbreviated key of the type's SortSupport */
+	/*
+	 * The abbreviated key of the type's SortSupport.  A collatable key
+	 * without a collation, or an operator family without a comparison
+	 * function, is Sort's, which reports that when it sorts.
+	 */
+	if (!OidIsValid(collation) && type_is_collatable(opcintype))
+	{
+		bits->reason = "it has no collation";
+		return;
+	}
+	if (!OidIsValid(get_opfamily_proc(opfamily, opcintype, opcintype, BTSORTSUPPORT_PROC)) &&
+		!OidIsValid(get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC)))
+	{
+		bits->reason = "its operator family has no comparison function";
+		return;
+	}
 	if (ssup == NULL)
 	{
 		cxt = AllocSetContextCreate(CurrentMemoryContext, "gpusort key bits",
