@@ -208,6 +208,21 @@ RESET enable_hashagg;
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
+-- Text under a libc collation other than C gives strxfrm's first bytes, which
+-- PostgreSQL does not trust: the node checks the sorted rows with strcoll
+-- and sorts by it alone on any inversion.  A build with injection points
+-- (INJECTION_POINTS=1) inverts those bits under gpusort_test.invert_strxfrm,
+-- so that the check finds every order wrong.
+SELECT coalesce((SELECT quote_ident(collname) FROM pg_collation
+				 WHERE collname IN ('C.utf8', 'C.UTF-8', 'en_US.utf8') AND collprovider = 'c'
+				 ORDER BY collname LIMIT 1), '"default"') AS libc_collation \gset
+SELECT node_check(format('SELECT id, name FROM skp_w ORDER BY category COLLATE %s DESC, name COLLATE %s',
+						 :'libc_collation', :'libc_collation')) AS libc_text;
+SET gpusort_test.invert_strxfrm = on;
+SELECT node_check(format('SELECT id, name FROM skp_w ORDER BY category COLLATE %s DESC, name COLLATE %s',
+						 :'libc_collation', :'libc_collation')) AS libc_text_inverted;
+RESET gpusort_test.invert_strxfrm;
+
 -- A LIMIT and OFFSET that add up to near the int64 maximum: the node keeps
 -- every row, as Sort does.
 SELECT node_check('SELECT id, amount FROM skp_w ORDER BY amount, id LIMIT 9223372036854775000 OFFSET 700', '');

@@ -69,6 +69,10 @@ typedef struct SortKeyInfo
 	SortKeyBits bits;			/* the leading bits it gives (sort_keys.c) */
 	SortSupportData abbrev;		/* an abbreviated key's conversion */
 	SortSupportData full;		/* PostgreSQL's comparator, for the tie pass */
+	SortKeyXfrm *xfrm;			/* SORT_KEY_STRXFRM's conversion */
+#ifdef GS_INJECTION_POINTS
+	bool		invert_xfrm;	/* tests: its bits inverted, an order the check refutes */
+#endif
 } SortKeyInfo;
 
 /*
@@ -122,6 +126,9 @@ typedef struct SortNodeState
 								 * the first without bits or the first inexact */
 	MemoryContext convert_context;	/* abbreviated keys' conversions */
 	bool		keys_prepared;	/* prepare_keys has run */
+	bool		check_order;	/* some key's bits are not trusted: the
+								 * sorted rows are checked with the
+								 * comparators */
 	bool		random_access;	/* backward scans, mark/restore or rewinds asked for */
 	TupleTableSlot *sorted_slot;	/* minimal tuples: the rows, the tuplesort's */
 	TupleTableSlot *out_slot;	/* the sorted rows: sorted_slot, or the
@@ -417,7 +424,16 @@ ordered_value(SortKeyInfo *key, Datum value)
 	if (key->bits.kind != SORT_KEY_SIGNED && key->bits.kind != SORT_KEY_FLOAT4 &&
 		key->bits.kind != SORT_KEY_FLOAT8)
 	{
-		k = sort_key_value(&key->bits, value, &key->abbrev);
+		if (key->bits.kind == SORT_KEY_STRXFRM)
+		{
+			k = sort_key_xfrm(key->xfrm, value);
+#ifdef GS_INJECTION_POINTS
+			if (key->invert_xfrm)
+				k = ~k;
+#endif
+		}
+		else
+			k = sort_key_value(&key->bits, value, &key->abbrev);
 		return key->descending ? ~k & WIDTH_MASK(key->bits.width) : k;
 	}
 	switch (key->bits.width)
@@ -1011,6 +1027,31 @@ typedef struct TieRun
 	uint32	   *position;		/* row r's input position */
 } TieRun;
 
+/*
+ * Row row's keys from first_key on into values and isnull: by-reference
+ * values point into the kept tuple, which outlives the sorted_slot's hold.
+ */
+static inline void
+fetch_keys(SortNodeState *state, uint32 row, int first_key, Datum *values, bool *isnull)
+{
+	TupleTableSlot *slot = state->sorted_slot;
+
+	if (!state->columnar)
+		ExecStoreMinimalTuple(state->tuples[row], slot, false);
+	for (int k = first_key; k < state->nkeys; k++)
+	{
+		int			c = state->keys[k].column - 1;
+
+		if (state->columnar)
+		{
+			values[k - first_key] = state->cols[c][row];
+			isnull[k - first_key] = state->colnulls[c] ? state->colnulls[c][row] : false;
+		}
+		else
+			values[k - first_key] = slot_getattr(slot, c + 1, &isnull[k - first_key]);
+	}
+}
+
 static int
 compare_tie_rows(const void *a, const void *b, void *arg)
 {
@@ -1039,7 +1080,6 @@ compare_tie_rows(const void *a, const void *b, void *arg)
 static void
 order_run(SortNodeState *state, uint32 *perm, int64 m, TieRun *run, int64 *room)
 {
-	TupleTableSlot *slot = state->sorted_slot;
 	uint32	   *order;
 
 	if (m > *room)
@@ -1060,28 +1100,14 @@ order_run(SortNodeState *state, uint32 *perm, int64 m, TieRun *run, int64 *room)
 	order = run->position + *room;
 	for (int64 i = 0; i < m; i++)
 	{
-		uint32		row = perm[i];
-
-		run->position[i] = row;
+		run->position[i] = perm[i];
 		order[i] = (uint32) i;
-		if (!state->columnar)
-			ExecStoreMinimalTuple(state->tuples[row], slot, false);
-		for (int j = 0; j < run->nkeys; j++)
-		{
-			int			c = state->keys[run->first_key + j].column - 1;
-			Datum	   *v = &run->values[i * run->nkeys + j];
-			bool	   *isnull = &run->isnull[i * run->nkeys + j];
-
-			if (state->columnar)
-			{
-				*v = state->cols[c][row];
-				*isnull = state->colnulls[c] ? state->colnulls[c][row] : false;
-			}
-			else
-				*v = slot_getattr(slot, c + 1, isnull);	/* points into the kept tuple */
-		}
+		fetch_keys(state, perm[i], run->first_key, &run->values[i * run->nkeys],
+				   &run->isnull[i * run->nkeys]);
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
 	}
-	ExecClearTuple(slot);
+	ExecClearTuple(state->sorted_slot);
 	qsort_arg(order, m, sizeof(uint32), compare_tie_rows, run);
 	for (int64 i = 0; i < m; i++)
 		perm[i] = run->position[order[i]];
@@ -1121,6 +1147,71 @@ order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 
 		pfree(run.isnull);
 		pfree(run.position);
 	}
+}
+
+/*
+ * Whether the sorted rows (perm) are in the order of PostgreSQL's
+ * comparators over every key: each row against the next, one comparison
+ * each.  Where a key's bits come from strxfrm, which PostgreSQL does not
+ * trust to agree with strcoll, this is what proves the order.
+ */
+static bool
+rows_in_order(SortNodeState *state)
+{
+	int			nkeys = state->nkeys;
+	Datum	   *values = palloc(sizeof(Datum) * nkeys * 2);
+	bool	   *isnull = palloc(sizeof(bool) * nkeys * 2);
+	bool		ordered = true;
+
+	for (int64 i = 0; i < state->ntuples && ordered; i++)
+	{
+		int			cur = (i & 1) * nkeys;
+		int			prev = nkeys - cur;
+
+		fetch_keys(state, state->perm[i], 0, values + cur, isnull + cur);
+		for (int k = 0; i > 0 && k < nkeys; k++)
+		{
+			int			c = ApplySortComparator(values[prev + k], isnull[prev + k],
+												values[cur + k], isnull[cur + k],
+												&state->keys[k].full);
+
+			if (c < 0)
+				break;
+			if (c > 0)
+			{
+				ordered = false;
+				break;
+			}
+		}
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
+	}
+	ExecClearTuple(state->sorted_slot);
+	pfree(values);
+	pfree(isnull);
+	return ordered;
+}
+
+/*
+ * Where the words' order was not the comparators' (rows_in_order), every row
+ * sorted with the comparators alone, ties in input order.
+ */
+static void
+order_all_rows(SortNodeState *state)
+{
+	TieRun		run;
+	int64		room = 0;
+
+	memset(&run, 0, sizeof(run));
+	run.state = state;
+	run.first_key = 0;
+	run.nkeys = state->nkeys;
+	for (int64 i = 0; i < state->ntuples; i++)
+		state->perm[i] = (uint32) i;
+	order_run(state, state->perm, state->ntuples, &run, &room);
+	pfree(run.values);
+	pfree(run.isnull);
+	pfree(run.position);
 }
 
 /*
@@ -1216,7 +1307,7 @@ sort_in_memory(SortNodeState *state)
 		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm, out < n && !ties ? out : 0);
 		packed.words = words;
 		if (ties)
-			order_ties(state, &packed, first_inexact, out);
+			order_ties(state, &packed, first_inexact, state->check_order ? n : out);
 	}
 	else
 	{
@@ -1245,12 +1336,15 @@ sort_in_memory(SortNodeState *state)
 		{
 			packed.low = low;
 			packed.high = high;
-			order_ties(state, &packed, first_inexact, out);
+			order_ties(state, &packed, first_inexact, state->check_order ? n : out);
 			pfree(second);
 		}
 		pfree(high);
 		pfree(first);
 	}
+	if (state->check_order && !rows_in_order(state))
+		order_all_rows(state);
+
 	/* the first key's buffer, free now, takes the first permuted array */
 	spare = state->values[0];
 	spare_bytes = sizeof(uint64) * state->capacity;
@@ -1309,10 +1403,25 @@ prepare_keys(SortNodeState *state)
 		key->full.ssup_attno = key->column;
 		PrepareSortSupportFromOrderingOp(key->sortop, &key->full);
 	}
+	state->check_order = false;
 	for (int k = 0; k < state->nkeys && state->keys[k].bits.kind != SORT_KEY_NONE; k++)
 	{
+		SortKeyInfo *key = &state->keys[k];
+
 		state->nvalued = k + 1;
-		if (!state->keys[k].bits.exact)
+		if (key->bits.kind == SORT_KEY_STRXFRM)
+		{
+			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type));
+			state->check_order = true;
+#ifdef GS_INJECTION_POINTS
+			{
+				const char *invert = GetConfigOption("gpusort_test.invert_strxfrm", true, false);
+
+				key->invert_xfrm = (invert != NULL && strcmp(invert, "on") == 0);
+			}
+#endif
+		}
+		if (!key->bits.exact)
 			break;
 	}
 	if (state->nvalued == 0)

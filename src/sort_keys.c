@@ -15,8 +15,13 @@
  *     operator and collation (text, varchar, bpchar and name under C and ICU
  *     collations, numeric, uuid, inet, macaddr), read as unsigned bits by
  *     the comparator it installs.
- * A key with none of these (text under a libc collation other than C, whose
- * strxfrm PostgreSQL does not trust; enums, arrays, records) gives no bits.
+ *   - for text, varchar, bpchar and name under a libc collation other than
+ *     C, where PostgreSQL offers no abbreviated key because it does not
+ *     trust strxfrm to agree with strcoll: strxfrm's first 8 bytes, whose
+ *     order the executor checks in one pass over the sorted rows with the
+ *     real comparator (sort_exec.c sorts by that comparator alone on any
+ *     inversion).
+ * A key with none of these (enums, arrays, records) gives no bits.
  */
 #include "postgres.h"
 
@@ -28,7 +33,9 @@
 #include "utils/date.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/pg_locale.h"
 #include "utils/sortsupport.h"
 #include "utils/timestamp.h"
 
@@ -167,7 +174,11 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 	ssup->ssup_nulls_first = nulls_first;
 	ssup->abbreviate = true;
 	PrepareSortSupportFromOrderingOp(sortop, ssup);
-	if (ssup->abbrev_converter == NULL)
+	if (ssup->abbrev_converter == NULL &&
+		(opcintype == TEXTOID || opcintype == BPCHAROID || opcintype == NAMEOID) &&
+		OidIsValid(opclass) && get_opclass_family(opclass) == opfamily)
+		bits->kind = SORT_KEY_STRXFRM;	/* text under libc: C and ICU abbreviate */
+	else if (ssup->abbrev_converter == NULL)
 		bits->reason = "no order-preserving packing of its type, no abbreviated key for its operator and collation";
 	else if (ssup->comparator == ssup_datum_unsigned_cmp)
 		bits->kind = SORT_KEY_ABBREV_UNSIGNED;
@@ -274,8 +285,90 @@ sort_key_value(const SortKeyBits *bits, Datum value, SortSupport abbrev)
 		case SORT_KEY_ABBREV_NUMERIC:
 			/* the abbreviation is negated: a smaller one is a larger number */
 			return ~gs_int8_to_key((uint64) abbrev->abbrev_converter(value, abbrev));
+		case SORT_KEY_STRXFRM:	/* sort_key_xfrm's */
 		case SORT_KEY_NONE:
 			break;
 	}
 	return 0;
+}
+
+/*
+ * strxfrm of a libc collation: the collation's locale (none for the
+ * database's default before PostgreSQL 16, which strxfrm's global locale
+ * is), a NUL-terminated copy of the string, and the transformed string.
+ */
+struct SortKeyXfrm
+{
+	pg_locale_t locale;
+	Oid			type;
+	char	   *src;
+	size_t		src_size;
+	char	   *dst;
+	size_t		dst_size;
+};
+
+SortKeyXfrm *
+sort_key_xfrm_begin(Oid collation, Oid type)
+{
+	SortKeyXfrm *x = palloc0(sizeof(SortKeyXfrm));
+
+	x->locale = pg_newlocale_from_collation(collation);
+	x->type = type;
+	x->src_size = 256;
+	x->src = palloc(x->src_size);
+	x->dst_size = 1024;
+	x->dst = palloc(x->dst_size);
+	return x;
+}
+
+/* The string's strxfrm, its first 8 bytes as a big-endian word (zero padded). */
+uint64
+sort_key_xfrm(SortKeyXfrm *x, Datum value)
+{
+	const char *p;
+	size_t		len;
+	size_t		need;
+	uint64		word = 0;
+
+	if (x->type == NAMEOID)
+	{
+		p = NameStr(*DatumGetName(value));
+		len = strlen(p);
+	}
+	else
+	{
+		text	   *t = DatumGetTextPP(value);
+
+		p = VARDATA_ANY(t);
+		len = VARSIZE_ANY_EXHDR(t);
+		/* bpchar compares without its trailing spaces */
+		if (x->type == BPCHAROID)
+			len = bpchartruelen((char *) p, (int) len);
+	}
+	if (len + 1 > x->src_size)
+	{
+		x->src_size = Max(len + 1, x->src_size * 2);
+		x->src = repalloc(x->src, x->src_size);
+	}
+	memcpy(x->src, p, len);
+	x->src[len] = '\0';
+	for (;;)
+	{
+#if PG_VERSION_NUM >= 160000
+		need = pg_strxfrm(x->dst, x->src, x->dst_size, x->locale);
+#else
+		if (x->locale)
+			need = strxfrm_l(x->dst, x->src, x->dst_size, x->locale->info.lt);
+		else
+			need = strxfrm(x->dst, x->src, x->dst_size);
+#endif
+		/* past the buffer, its contents are undefined: a larger one */
+		if (need < x->dst_size)
+			break;
+		x->dst_size = Max(need + 1, x->dst_size * 2);
+		x->dst = repalloc(x->dst, x->dst_size);
+	}
+	for (int i = 0; i < 8; i++)
+		word = (word << 8) | (i < (int) need ? (uint8) x->dst[i] : 0);
+	return word;
 }

@@ -72,7 +72,9 @@ typedef enum SortKeyKind
 	SORT_KEY_ABBREV_UNSIGNED,	/* SortSupport's abbreviated key, unsigned */
 	SORT_KEY_ABBREV_SIGNED,		/* ... signed */
 	SORT_KEY_ABBREV_INT32,		/* ... a signed 32-bit integer */
-	SORT_KEY_ABBREV_NUMERIC		/* numeric's (signed, larger first) */
+	SORT_KEY_ABBREV_NUMERIC,	/* numeric's (signed, larger first) */
+	SORT_KEY_STRXFRM			/* strxfrm's first bytes, libc collations:
+								 * not trusted, the final order is checked */
 } SortKeyKind;
 
 typedef struct SortKeyBits
@@ -88,5 +90,10 @@ struct SortSupportData;
 extern void sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 						  struct SortSupportData *abbrev);
 extern uint64 sort_key_value(const SortKeyBits *bits, Datum value, struct SortSupportData *abbrev);
+
+/* SORT_KEY_STRXFRM's conversion: its locale and buffers */
+typedef struct SortKeyXfrm SortKeyXfrm;
+extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type);
+extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value);
 
 #endif							/* GPUSORT_SORT_NODE_H */
