@@ -208,6 +208,14 @@ RESET enable_hashagg;
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
+-- Each string type as the first key under each collation of the server
+SELECT count(*) FILTER (WHERE r NOT IN ('ok', 'not used')) AS differ
+FROM (SELECT node_check(format('SELECT id, name FROM skp_w ORDER BY category::%s COLLATE %s%s, name',
+							   t, c, d)) AS r
+	  FROM unnest((SELECT names FROM skp_collations)) c,
+		   unnest(ARRAY['text', 'varchar', 'char(6)', 'name']) t,
+		   unnest(ARRAY['', ' DESC']) d) x;
+
 -- Text under a libc collation other than C gives strxfrm's first bytes, which
 -- PostgreSQL does not trust: the node checks the sorted rows with strcoll
 -- and sorts by it alone on any inversion.  A build with injection points

@@ -424,7 +424,7 @@ ordered_value(SortKeyInfo *key, Datum value)
 	if (key->bits.kind != SORT_KEY_SIGNED && key->bits.kind != SORT_KEY_FLOAT4 &&
 		key->bits.kind != SORT_KEY_FLOAT8)
 	{
-		if (key->bits.kind == SORT_KEY_STRXFRM)
+		if (key->bits.kind == SORT_KEY_STRXFRM || key->bits.kind == SORT_KEY_BYTES)
 		{
 			k = sort_key_xfrm(key->xfrm, value);
 #ifdef GS_INJECTION_POINTS
@@ -1409,9 +1409,11 @@ prepare_keys(SortNodeState *state)
 		SortKeyInfo *key = &state->keys[k];
 
 		state->nvalued = k + 1;
+		if (key->bits.kind == SORT_KEY_BYTES)
+			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), false);
 		if (key->bits.kind == SORT_KEY_STRXFRM)
 		{
-			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type));
+			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), true);
 			state->check_order = true;
 #ifdef GS_INJECTION_POINTS
 			{

@@ -15,6 +15,7 @@
  *     operator and collation (text, varchar, bpchar and name under C and ICU
  *     collations, numeric, uuid, inet, macaddr), read as unsigned bits by
  *     the comparator it installs.
+ *   - name under C (which PostgreSQL does not abbreviate): its first bytes;
  *   - for text, varchar, bpchar and name under a libc collation other than
  *     C, where PostgreSQL offers no abbreviated key because it does not
  *     trust strxfrm to agree with strcoll: strxfrm's first 8 bytes, whose
@@ -26,6 +27,7 @@
 #include "postgres.h"
 
 #include "access/nbtree.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -106,6 +108,30 @@ own_packing(Oid opcintype, SortKeyBits *bits)
 }
 
 /*
+ * The prefix of a string type's order under collation where its SortSupport
+ * offers no abbreviated key (name always; text, varchar and bpchar under
+ * libc collations other than C): its first bytes under C, strxfrm's under
+ * libc, none under another provider.
+ */
+static SortKeyKind
+string_prefix(Oid collation)
+{
+	pg_locale_t locale = pg_newlocale_from_collation(collation);
+
+#if PG_VERSION_NUM >= 180000
+	if (locale->collate_is_c)
+		return SORT_KEY_BYTES;
+#else
+	if (lc_collate_is_c(collation))
+		return SORT_KEY_BYTES;
+#endif
+	/* before 18 the database's default libc collation has no locale object */
+	if (locale == NULL || locale->provider == COLLPROVIDER_LIBC)
+		return SORT_KEY_STRXFRM;
+	return SORT_KEY_NONE;
+}
+
+/*
  * What leading bits the key ordered by sortop under collation gives
  * (sort_node.h).  For an abbreviated key, *abbrev (zeroed by the caller,
  * with ssup_cxt set) is left prepared for its conversions when not NULL;
@@ -177,7 +203,11 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 	if (ssup->abbrev_converter == NULL &&
 		(opcintype == TEXTOID || opcintype == BPCHAROID || opcintype == NAMEOID) &&
 		OidIsValid(opclass) && get_opclass_family(opclass) == opfamily)
-		bits->kind = SORT_KEY_STRXFRM;	/* text under libc: C and ICU abbreviate */
+	{
+		bits->kind = string_prefix(collation);
+		if (bits->kind == SORT_KEY_NONE)
+			bits->reason = "no abbreviated key or string prefix for its collation";
+	}
 	else if (ssup->abbrev_converter == NULL)
 		bits->reason = "no order-preserving packing of its type, no abbreviated key for its operator and collation";
 	else if (ssup->comparator == ssup_datum_unsigned_cmp)
@@ -285,7 +315,8 @@ sort_key_value(const SortKeyBits *bits, Datum value, SortSupport abbrev)
 		case SORT_KEY_ABBREV_NUMERIC:
 			/* the abbreviation is negated: a smaller one is a larger number */
 			return ~gs_int8_to_key((uint64) abbrev->abbrev_converter(value, abbrev));
-		case SORT_KEY_STRXFRM:	/* sort_key_xfrm's */
+		case SORT_KEY_BYTES:	/* sort_key_xfrm's */
+		case SORT_KEY_STRXFRM:
 		case SORT_KEY_NONE:
 			break;
 	}
@@ -299,6 +330,7 @@ sort_key_value(const SortKeyBits *bits, Datum value, SortSupport abbrev)
  */
 struct SortKeyXfrm
 {
+	bool		transform;		/* strxfrm, else the bytes themselves */
 	pg_locale_t locale;
 	Oid			type;
 	char	   *src;
@@ -308,11 +340,12 @@ struct SortKeyXfrm
 };
 
 SortKeyXfrm *
-sort_key_xfrm_begin(Oid collation, Oid type)
+sort_key_xfrm_begin(Oid collation, Oid type, bool transform)
 {
 	SortKeyXfrm *x = palloc0(sizeof(SortKeyXfrm));
 
-	x->locale = pg_newlocale_from_collation(collation);
+	x->transform = transform;
+	x->locale = transform ? pg_newlocale_from_collation(collation) : NULL;
 	x->type = type;
 	x->src_size = 256;
 	x->src = palloc(x->src_size);
@@ -321,7 +354,10 @@ sort_key_xfrm_begin(Oid collation, Oid type)
 	return x;
 }
 
-/* The string's strxfrm, its first 8 bytes as a big-endian word (zero padded). */
+/*
+ * The string's strxfrm (or the string itself), its first 8 bytes as a
+ * big-endian word, zero padded: a shorter string is a prefix, and first.
+ */
 uint64
 sort_key_xfrm(SortKeyXfrm *x, Datum value)
 {
@@ -344,6 +380,12 @@ sort_key_xfrm(SortKeyXfrm *x, Datum value)
 		/* bpchar compares without its trailing spaces */
 		if (x->type == BPCHAROID)
 			len = bpchartruelen((char *) p, (int) len);
+	}
+	if (!x->transform)
+	{
+		for (int i = 0; i < 8; i++)
+			word = (word << 8) | (i < (int) len ? (uint8) p[i] : 0);
+		return word;
 	}
 	if (len + 1 > x->src_size)
 	{

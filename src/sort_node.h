@@ -73,6 +73,7 @@ typedef enum SortKeyKind
 	SORT_KEY_ABBREV_SIGNED,		/* ... signed */
 	SORT_KEY_ABBREV_INT32,		/* ... a signed 32-bit integer */
 	SORT_KEY_ABBREV_NUMERIC,	/* numeric's (signed, larger first) */
+	SORT_KEY_BYTES,				/* a string's first bytes (name under C) */
 	SORT_KEY_STRXFRM			/* strxfrm's first bytes, libc collations:
 								 * not trusted, the final order is checked */
 } SortKeyKind;
@@ -93,7 +94,7 @@ extern uint64 sort_key_value(const SortKeyBits *bits, Datum value, struct SortSu
 
 /* SORT_KEY_STRXFRM's conversion: its locale and buffers */
 typedef struct SortKeyXfrm SortKeyXfrm;
-extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type);
+extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type, bool transform);
 extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value);
 
 #endif							/* GPUSORT_SORT_NODE_H */
