@@ -1125,6 +1125,7 @@ order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 
 	uint32	   *perm = state->perm;
 	int64		n = state->ntuples;
 	int64		room = 0;
+	int64		since_check = 0;
 	TieRun		run;
 
 	memset(&run, 0, sizeof(run));
@@ -1138,8 +1139,12 @@ order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 
 			end++;
 		if (end - start > 1)
 			order_run(state, perm + start, end - start, &run, &room);
-		if ((start & 0x3FFF) == 0 || end - start > 1024)
+		since_check += end - start;
+		if (since_check >= 16384)
+		{
 			CHECK_FOR_INTERRUPTS();
+			since_check = 0;
+		}
 	}
 	if (run.values)
 	{
