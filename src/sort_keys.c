@@ -172,6 +172,20 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 		return;
 
 	/*
+	 * A string under C: its own first bytes, which is what the abbreviated
+	 * key holds too, without its conversion's copying and hashing.
+	 */
+	if (OidIsValid(collation) &&
+		(opcintype == TEXTOID || opcintype == BPCHAROID || opcintype == NAMEOID) &&
+		OidIsValid(opclass) && get_opclass_family(opclass) == opfamily &&
+		string_prefix(collation) == SORT_KEY_BYTES)
+	{
+		bits->kind = SORT_KEY_BYTES;
+		bits->width = 64;
+		return;
+	}
+
+	/*
 	 * The abbreviated key of the type's SortSupport.  A collatable key
 	 * without a collation, or an operator family without a comparison
 	 * function, is Sort's, which reports that when it sorts.
