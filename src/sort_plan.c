@@ -1,9 +1,9 @@
 /*
  * sort_plan.c: where the planner puts gpusort's sort node (sort_exec.c runs
- * it) in place of PostgreSQL's Sort, on keys of the types gpusort sorts
- * (int2, int4, int8, float4, float8, date, timestamp, timestamptz), each
- * ordered by its type's default btree operator, ASC or DESC, NULLS FIRST or
- * LAST, whose ordered bits fit in 128 bits with one NULL bit per key.
+ * it) in place of PostgreSQL's Sort: on keys with btree ordering operators,
+ * ASC or DESC, NULLS FIRST or LAST, any number of them, whose first key
+ * gives leading bits to order by (sort_keys.c); the executor orders the rest
+ * with PostgreSQL's comparators.
  *
  * Two ways in:
  * - For ORDER BY, the create_upper_paths hook offers the node at
@@ -738,9 +738,8 @@ gpusort_sort_node_init(void)
 {
 	DefineCustomBoolVariable("gpusort.enable_sort",
 							 "Enables gpusort's sort node.",
-							 "The planner then offers it in place of Sort for ORDER BY on "
-							 "smallint, integer, bigint, real, double precision, date, "
-							 "timestamp and timestamptz keys.",
+							 "The planner then offers it in place of Sort wherever the first "
+							 "sort key gives it leading bits to order by.",
 							 &gpusort_enable_sort,
 							 true,
 							 PGC_USERSET, 0,
