@@ -208,6 +208,22 @@ RESET enable_hashagg;
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
+-- Strings of 7, 8 and 9 bytes under C: those shorter than 8 bytes are whole
+-- in their bits, and the later keys' bits order them; longer ones go to the
+-- tie pass with all their later keys.
+CREATE TABLE skp_len AS
+SELECT i, (ARRAY['abcdefg', 'abcdefgh', 'abcdefghi', 'abcdefgha', 'abc', '', 'b', NULL])[1 + (i * 7919) % 8] ||
+	   CASE WHEN i % 3 = 0 THEN 'z' ELSE '' END AS s, (i * 31) % 17 AS x, md5(i::text) AS m
+FROM generate_series(1, 5000) i;
+SELECT q, node_check(q) FROM unnest(ARRAY[
+	'SELECT * FROM skp_len ORDER BY s COLLATE "C", x',
+	'SELECT * FROM skp_len ORDER BY s COLLATE "C" DESC NULLS LAST, x DESC',
+	'SELECT * FROM skp_len ORDER BY s::char(12) COLLATE "C", x, m',
+	'SELECT * FROM skp_len ORDER BY s::name, m, x',
+	'SELECT * FROM skp_len ORDER BY x, s COLLATE "C", m DESC'
+]) q;
+DROP TABLE skp_len;
+
 -- Each string type as the first key under each collation of the server
 SELECT count(*) FILTER (WHERE r NOT IN ('ok', 'not used')) AS differ
 FROM (SELECT node_check(format('SELECT id, name FROM skp_w ORDER BY category::%s COLLATE %s%s, name',

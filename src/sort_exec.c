@@ -147,6 +147,10 @@ typedef struct SortNodeState
 	bool	  **colnulls;		/* per column: NULL flags, allocated at its first NULL */
 	uint64	  **values;			/* per key: the ordered value of each row */
 	uint8	  **nulls;			/* per key: NULL flags, allocated at its first NULL */
+	uint8	  **partial;		/* per string key of its first bytes: rows whose
+								 * string is longer than those, allocated at the
+								 * first; a row's bits of the later keys count
+								 * only where its string is whole */
 	uint32	   *perm;			/* the sorted order */
 	int64		mem_used;
 	int64		current;		/* the next row to return going forward */
@@ -397,6 +401,7 @@ reset_sort(SortNodeState *state)
 	state->colnulls = NULL;
 	state->values = NULL;
 	state->nulls = NULL;
+	state->partial = NULL;
 	state->perm = NULL;
 	state->ntuples = 0;
 	state->capacity = 0;
@@ -424,9 +429,11 @@ ordered_value(SortKeyInfo *key, Datum value)
 	if (key->bits.kind != SORT_KEY_SIGNED && key->bits.kind != SORT_KEY_FLOAT4 &&
 		key->bits.kind != SORT_KEY_FLOAT8)
 	{
-		if (key->bits.kind == SORT_KEY_STRXFRM || key->bits.kind == SORT_KEY_BYTES)
+		if (key->bits.kind == SORT_KEY_STRXFRM)
 		{
-			k = sort_key_xfrm(key->xfrm, value);
+			bool		whole;
+
+			k = sort_key_xfrm(key->xfrm, value, &whole);
 #ifdef GS_INJECTION_POINTS
 			if (key->invert_xfrm)
 				k = ~k;
@@ -546,6 +553,7 @@ switch_to_tuplesort(SortNodeState *state)
 	state->colnulls = NULL;
 	state->values = NULL;
 	state->nulls = NULL;
+	state->partial = NULL;
 	state->ntuples = 0;
 	state->capacity = 0;
 }
@@ -561,7 +569,7 @@ row_array_bytes(SortNodeState *state)
 		sizeof(uint64) * state->nvalued + 16 + sizeof(uint32);
 
 	for (int k = 0; state->nulls && k < state->nvalued; k++)
-		bytes += state->nulls[k] ? 1 : 0;
+		bytes += (state->nulls[k] ? 1 : 0) + (state->partial[k] ? 1 : 0);
 	for (int c = 0; state->colnulls && c < state->ncols; c++)
 		bytes += state->colnulls[c] ? 1 : 0;
 	return bytes;
@@ -638,6 +646,7 @@ alloc_row_arrays(SortNodeState *state, int64 capacity)
 {
 	state->values = MemoryContextAllocZero(state->tuple_context, sizeof(uint64 *) * state->nkeys);
 	state->nulls = MemoryContextAllocZero(state->tuple_context, sizeof(uint8 *) * state->nkeys);
+	state->partial = MemoryContextAllocZero(state->tuple_context, sizeof(uint8 *) * state->nkeys);
 	if (state->columnar)
 	{
 		state->cols = MemoryContextAllocZero(state->tuple_context, sizeof(Datum *) * state->ncols);
@@ -676,6 +685,8 @@ move_row_arrays(SortNodeState *state, int64 capacity)
 									  sizeof(uint64) * capacity, false);
 		if (state->nulls[k])
 			state->nulls[k] = grow_array(state, state->nulls[k], old, capacity, true);
+		if (state->partial[k])
+			state->partial[k] = grow_array(state, state->partial[k], old, capacity, true);
 	}
 }
 
@@ -767,6 +778,8 @@ keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
 	{
 		GATHER(state->values[key], uint64);
 		GATHER_FLAGS(state->nulls[key]);
+		if (state->partial[key])
+			GATHER_FLAGS(state->partial[key]);
 	}
 #undef GATHER_FLAGS
 #undef GATHER
@@ -844,7 +857,23 @@ read_input(SortNodeState *state)
 			}
 			else
 			{
-				if (key->bits.kind >= SORT_KEY_ABBREV_UNSIGNED)
+				if (key->bits.kind == SORT_KEY_BYTES)
+				{
+					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
+					bool		whole;
+					uint64		v;
+
+					if ((state->rows_in & 1023) == 0)
+						MemoryContextReset(state->convert_context);
+					v = sort_key_xfrm(key->xfrm, value, &whole);
+					MemoryContextSwitchTo(old);
+					state->values[k][state->ntuples] = key->descending ? ~v : v;
+					if (!whole && state->partial[k] == NULL)
+						state->partial[k] = alloc_null_flags(state);
+					if (state->partial[k])
+						state->partial[k][state->ntuples] = !whole;
+				}
+				else if (key->bits.kind >= SORT_KEY_ABBREV_UNSIGNED)
 				{
 					/* a conversion may detoast or allocate: a context reset now and then */
 					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
@@ -989,6 +1018,9 @@ packed_key(SortNodeState *state, const PackLayout *layout, int64 i)
 			v |= flag << state->keys[k].bits.width;
 		}
 		w |= (v >> layout->drop[k]) << layout->shift[k];
+		/* a string longer than its bits: the later keys' bits would split its run */
+		if (state->partial[k] && state->partial[k][i])
+			break;
 	}
 	return w;
 }
@@ -1244,9 +1276,16 @@ pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
 		layout->drop[k] = Max(total + field - SORT_NODE_MAX_BITS, 0);
 		total += field - layout->drop[k];
 		layout->nkeys = k + 1;
+		/* a string's first bytes: whole in some rows, whose later bits count */
+		if (state->keys[k].bits.kind == SORT_KEY_BYTES && layout->drop[k] == 0)
+		{
+			if (state->partial[k])
+				first_inexact = Min(first_inexact, k);
+			continue;
+		}
 		if (layout->drop[k] > 0 || !state->keys[k].bits.exact)
 		{
-			first_inexact = k;
+			first_inexact = Min(first_inexact, k);
 			break;
 		}
 	}
@@ -1428,7 +1467,8 @@ prepare_keys(SortNodeState *state)
 			}
 #endif
 		}
-		if (!key->bits.exact)
+		/* a string's first bytes are exact where it is shorter: on to the next */
+		if (!key->bits.exact && key->bits.kind != SORT_KEY_BYTES)
 			break;
 	}
 	if (state->nvalued == 0)

@@ -371,9 +371,11 @@ sort_key_xfrm_begin(Oid collation, Oid type, bool transform)
 /*
  * The string's strxfrm (or the string itself), its first 8 bytes as a
  * big-endian word, zero padded: a shorter string is a prefix, and first.
+ * *whole: the string is shorter than 8 bytes (no string holds a NUL byte,
+ * so no longer one has the same word).
  */
 uint64
-sort_key_xfrm(SortKeyXfrm *x, Datum value)
+sort_key_xfrm(SortKeyXfrm *x, Datum value, bool *whole)
 {
 	const char *p;
 	size_t		len;
@@ -395,6 +397,8 @@ sort_key_xfrm(SortKeyXfrm *x, Datum value)
 		if (x->type == BPCHAROID)
 			len = bpchartruelen((char *) p, (int) len);
 	}
+	/* 8 bytes or more may continue past the bits; fewer are the whole string */
+	*whole = (len < 8);
 	if (!x->transform)
 	{
 		for (int i = 0; i < 8; i++)

@@ -95,6 +95,6 @@ extern uint64 sort_key_value(const SortKeyBits *bits, Datum value, struct SortSu
 /* SORT_KEY_STRXFRM's conversion: its locale and buffers */
 typedef struct SortKeyXfrm SortKeyXfrm;
 extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type, bool transform);
-extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value);
+extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value, bool *whole);
 
 #endif							/* GPUSORT_SORT_NODE_H */
