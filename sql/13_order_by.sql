@@ -68,14 +68,20 @@ SELECT q, node_check(q) FROM unnest(ARRAY[
 	'SELECT t, f8 FROM ob ORDER BY f8 * 2, i2 NULLS FIRST'
 ]) q;
 
--- not offered: keys of other types, more than 128 bits
-SELECT q, node_check(q, '') FROM unnest(ARRAY[
+-- keys past the leading bits: text and numeric (abbreviated keys), keys
+-- past 128 bits, ordered by the tie pass
+SELECT q, node_check(q) FROM unnest(ARRAY[
 	'SELECT id FROM ob ORDER BY t',
 	'SELECT id, upper(t) FROM ob ORDER BY i2, 2',
 	'SELECT id FROM ob ORDER BY tz, f8 DESC',
 	'SELECT id FROM ob ORDER BY i4::numeric',
-	'SELECT id FROM ob ORDER BY (i4, i2)',
-	'SELECT id FROM ob ORDER BY i8, ts'
+	'SELECT id FROM ob ORDER BY i8, ts',
+	'SELECT id FROM ob ORDER BY i8, ts, i2, f4 DESC, tz NULLS FIRST'
+]) q;
+
+-- not offered: a key that gives no leading bits (a record)
+SELECT q, node_check(q, '') FROM unnest(ARRAY[
+	'SELECT id FROM ob ORDER BY (i4, i2)'
 ]) q;
 
 -- LIMIT and OFFSET, subqueries, empty and all-equal inputs

@@ -185,9 +185,11 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
--- where Sort stays: keys of other types, too few rows for the threshold, a
--- small LIMIT, the node turned off
+-- where Sort stays: keys that give no leading bits (arrays, records; a text
+-- key gives its abbreviated key), too few rows for the threshold, a small
+-- LIMIT, the node turned off
 SELECT ev_nodes('SELECT id FROM ev ORDER BY t') AS text_key,
+	   ev_nodes('SELECT id FROM ev ORDER BY ARRAY[k]') AS array_key,
 	   ev_nodes('SELECT id FROM ev ORDER BY (k, s)') AS record_key;
 SET gpusort.sort_node_min_rows = 10000;
 SET enable_hashagg = off;

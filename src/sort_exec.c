@@ -47,8 +47,11 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/builtins.h"
 #include "utils/ruleutils.h"
+#include "utils/sortsupport.h"
 #include "utils/tuplesort.h"
+#include "utils/typcache.h"
 
 
 #include "gpusort_pg.h"
@@ -63,9 +66,26 @@ typedef struct SortKeyInfo
 	Oid			collation;
 	bool		descending;
 	bool		nulls_first;
-	int			width;			/* ordered bits: 16, 32 or 64 */
-	bool		is_float;
+	SortKeyBits bits;			/* the leading bits it gives (sort_keys.c) */
+	SortSupportData abbrev;		/* an abbreviated key's conversion */
+	SortSupportData full;		/* PostgreSQL's comparator, for the tie pass */
+	SortKeyXfrm *xfrm;			/* SORT_KEY_STRXFRM's conversion */
+#ifdef GS_INJECTION_POINTS
+	bool		invert_xfrm;	/* tests: its bits inverted, an order the check refutes */
+#endif
 } SortKeyInfo;
+
+/*
+ * Where each key's bits go in a row's word: keys 0 to nkeys - 1, key k's
+ * field (its value and NULL bit) shifted right by drop[k] (the bits past
+ * SORT_NODE_MAX_BITS) and then left by shift[k].
+ */
+typedef struct PackLayout
+{
+	int			nkeys;
+	int			shift[SORT_NODE_MAX_BITS];
+	int			drop[SORT_NODE_MAX_BITS];
+} PackLayout;
 
 /*
  * What EXPLAIN ANALYZE shows of one sort: the node's own, or a parallel
@@ -102,6 +122,13 @@ typedef struct SortNodeState
 	CustomScanState css;
 	int			nkeys;
 	SortKeyInfo *keys;
+	int			nvalued;		/* the leading keys whose bits are kept: up to
+								 * the first without bits or the first inexact */
+	MemoryContext convert_context;	/* abbreviated keys' conversions */
+	bool		keys_prepared;	/* prepare_keys has run */
+	bool		check_order;	/* some key's bits are not trusted: the
+								 * sorted rows are checked with the
+								 * comparators */
 	bool		random_access;	/* backward scans, mark/restore or rewinds asked for */
 	TupleTableSlot *sorted_slot;	/* minimal tuples: the rows, the tuplesort's */
 	TupleTableSlot *out_slot;	/* the sorted rows: sorted_slot, or the
@@ -120,6 +147,10 @@ typedef struct SortNodeState
 	bool	  **colnulls;		/* per column: NULL flags, allocated at its first NULL */
 	uint64	  **values;			/* per key: the ordered value of each row */
 	uint8	  **nulls;			/* per key: NULL flags, allocated at its first NULL */
+	uint8	  **partial;		/* per string key of its first bytes: rows whose
+								 * string is longer than those, allocated at the
+								 * first; a row's bits of the later keys count
+								 * only where its string is whole */
 	uint32	   *perm;			/* the sorted order */
 	int64		mem_used;
 	int64		current;		/* the next row to return going forward */
@@ -141,7 +172,7 @@ typedef struct SortNodeState
 	ExprState  *offset_expr;
 	int64		bound;
 	bool		pruning;
-	int			prune_shift[SORT_NODE_MAX_BITS / 17 + 1];
+	PackLayout	prune_layout;
 	int64		prune_at;
 	bool		have_threshold;
 	uint64		threshold;
@@ -225,7 +256,6 @@ create_sort_state(CustomScan *cscan)
 		key->collation = list_nth_oid((List *) list_nth(private, PRIV_COLLATIONS), i);
 		key->descending = (flags & KEY_DESC) != 0;
 		key->nulls_first = (flags & KEY_NULLS_FIRST) != 0;
-		key->width = sort_key_width(key->type, &key->is_float);
 		i++;
 	}
 	state->device = -1;
@@ -272,6 +302,9 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultopsset = true;
 	state->tuple_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort sort node",
 												 ALLOCSET_DEFAULT_SIZES);
+	state->convert_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort key conversion",
+												   ALLOCSET_DEFAULT_SIZES);
+
 	state->bound = -1;
 	if (((CustomScan *) node->ss.ps.plan)->custom_exprs != NIL)
 	{
@@ -314,30 +347,40 @@ current_bound(SortNodeState *state)
 
 /*
  * Sets the bound for the next sort, and whether its rows are pruned as they
- * are read: keys whose words, a NULL bit each, fit in 64 bits.
+ * are read: keys that all pack exactly into words of 64 bits, a NULL bit
+ * each.
  */
 static void
 set_bound(SortNodeState *state)
 {
 	int			bits = 0;
+	bool		exact = (state->nvalued == state->nkeys);
 
 	state->bound = current_bound(state);
 	state->pruning = false;
 	state->have_threshold = false;
 	if (state->bound < 0)
 		return;
+	state->prune_layout.nkeys = state->nkeys;
 	for (int k = state->nkeys - 1; k >= 0; k--)
 	{
-		state->prune_shift[k] = bits;
-		bits += state->keys[k].width + 1;
+		if (!state->keys[k].bits.exact)
+			exact = false;
+		state->prune_layout.shift[k] = bits;
+		state->prune_layout.drop[k] = 0;
+		bits += state->keys[k].bits.width + 1;
+		if (bits > 64)
+			break;
 	}
 	/* past what the row arrays can hold, the rows are read whole */
-	state->pruning = (bits <= 64 && state->bound <= PG_UINT32_MAX / 4);
-	state->prune_at = Max(state->bound * 2, SORT_NODE_PRUNE_MIN);
+	state->pruning = (exact && bits <= 64 && state->bound <= PG_UINT32_MAX / 4);
+	/* twice the bound, saturated: a LIMIT and OFFSET may add up to near INT64_MAX */
+	state->prune_at = state->bound > PG_INT64_MAX / 2 ? PG_INT64_MAX :
+		Max(state->bound * 2, SORT_NODE_PRUNE_MIN);
 }
 
 static uint8 *alloc_null_flags(SortNodeState *state);
-static inline uint128 packed_key(SortNodeState *state, const int *shift, int64 i);
+static inline uint128 packed_key(SortNodeState *state, const PackLayout *layout, int64 i);
 static void argsort_words(SortNodeState *state, const void *words, int64 n, int bits,
 						  uint32 *perm, int64 limit);
 
@@ -358,6 +401,7 @@ reset_sort(SortNodeState *state)
 	state->colnulls = NULL;
 	state->values = NULL;
 	state->nulls = NULL;
+	state->partial = NULL;
 	state->perm = NULL;
 	state->ntuples = 0;
 	state->capacity = 0;
@@ -371,19 +415,41 @@ reset_sort(SortNodeState *state)
 	state->extract_ms = state->sort_ms = state->emit_ms = 0;
 }
 
-/* The unsigned ordered value of a non-NULL key, DESC inverted, in its width's low bits. */
+#define WIDTH_MASK(width) ((width) >= 64 ? ~UINT64CONST(0) : (UINT64CONST(1) << (width)) - 1)
+
+/*
+ * The unsigned ordered value of a non-NULL key, DESC inverted, in its
+ * width's low bits: integers and floats here, other kinds in sort_keys.c.
+ */
 static inline uint64
-ordered_value(const SortKeyInfo *key, Datum value)
+ordered_value(SortKeyInfo *key, Datum value)
 {
 	uint64		k;
 
-	switch (key->width)
+	if (key->bits.kind != SORT_KEY_SIGNED && key->bits.kind != SORT_KEY_FLOAT4 &&
+		key->bits.kind != SORT_KEY_FLOAT8)
+	{
+		if (key->bits.kind == SORT_KEY_STRXFRM)
+		{
+			bool		whole;
+
+			k = sort_key_xfrm(key->xfrm, value, &whole);
+#ifdef GS_INJECTION_POINTS
+			if (key->invert_xfrm)
+				k = ~k;
+#endif
+		}
+		else
+			k = sort_key_value(&key->bits, value, &key->abbrev);
+		return key->descending ? ~k & WIDTH_MASK(key->bits.width) : k;
+	}
+	switch (key->bits.width)
 	{
 		case 16:
 			k = gs_int2_to_key((uint16) DatumGetInt16(value));
 			return key->descending ? (uint16) ~k : k;
 		case 32:
-			if (key->is_float)
+			if (key->bits.kind == SORT_KEY_FLOAT4)
 			{
 				float4		f = DatumGetFloat4(value);
 				uint32		bits;
@@ -400,7 +466,7 @@ ordered_value(const SortKeyInfo *key, Datum value)
 				k = gs_int4_to_key((uint32) DatumGetInt32(value));
 			return key->descending ? (uint32) ~k : k;
 		default:
-			if (key->is_float)
+			if (key->bits.kind == SORT_KEY_FLOAT8)
 			{
 				float8		f = DatumGetFloat8(value);
 				uint64		bits;
@@ -487,6 +553,7 @@ switch_to_tuplesort(SortNodeState *state)
 	state->colnulls = NULL;
 	state->values = NULL;
 	state->nulls = NULL;
+	state->partial = NULL;
 	state->ntuples = 0;
 	state->capacity = 0;
 }
@@ -499,10 +566,10 @@ static Size
 row_array_bytes(SortNodeState *state)
 {
 	Size		bytes = (state->columnar ? sizeof(Datum) * state->ncols : sizeof(MinimalTuple)) +
-		sizeof(uint64) * state->nkeys + 16 + sizeof(uint32);
+		sizeof(uint64) * state->nvalued + 16 + sizeof(uint32);
 
-	for (int k = 0; state->nulls && k < state->nkeys; k++)
-		bytes += state->nulls[k] ? 1 : 0;
+	for (int k = 0; state->nulls && k < state->nvalued; k++)
+		bytes += (state->nulls[k] ? 1 : 0) + (state->partial[k] ? 1 : 0);
 	for (int c = 0; state->colnulls && c < state->ncols; c++)
 		bytes += state->colnulls[c] ? 1 : 0;
 	return bytes;
@@ -579,6 +646,7 @@ alloc_row_arrays(SortNodeState *state, int64 capacity)
 {
 	state->values = MemoryContextAllocZero(state->tuple_context, sizeof(uint64 *) * state->nkeys);
 	state->nulls = MemoryContextAllocZero(state->tuple_context, sizeof(uint8 *) * state->nkeys);
+	state->partial = MemoryContextAllocZero(state->tuple_context, sizeof(uint8 *) * state->nkeys);
 	if (state->columnar)
 	{
 		state->cols = MemoryContextAllocZero(state->tuple_context, sizeof(Datum *) * state->ncols);
@@ -588,7 +656,7 @@ alloc_row_arrays(SortNodeState *state, int64 capacity)
 	}
 	else
 		state->tuples = alloc_rows(state, sizeof(MinimalTuple) * capacity);
-	for (int k = 0; k < state->nkeys; k++)
+	for (int k = 0; k < state->nvalued; k++)
 		state->values[k] = alloc_rows(state, sizeof(uint64) * capacity);
 }
 
@@ -611,12 +679,14 @@ move_row_arrays(SortNodeState *state, int64 capacity)
 	else
 		state->tuples = grow_array(state, state->tuples, sizeof(MinimalTuple) * old,
 								   sizeof(MinimalTuple) * capacity, false);
-	for (int k = 0; k < state->nkeys; k++)
+	for (int k = 0; k < state->nvalued; k++)
 	{
 		state->values[k] = grow_array(state, state->values[k], sizeof(uint64) * old,
 									  sizeof(uint64) * capacity, false);
 		if (state->nulls[k])
 			state->nulls[k] = grow_array(state, state->nulls[k], old, capacity, true);
+		if (state->partial[k])
+			state->partial[k] = grow_array(state, state->partial[k], old, capacity, true);
 	}
 }
 
@@ -704,10 +774,12 @@ keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
 		pfree(kept);
 		GATHER(state->tuples, MinimalTuple);
 	}
-	for (int key = 0; key < state->nkeys; key++)
+	for (int key = 0; key < state->nvalued; key++)
 	{
 		GATHER(state->values[key], uint64);
 		GATHER_FLAGS(state->nulls[key]);
+		if (state->partial[key])
+			GATHER_FLAGS(state->partial[key]);
 	}
 #undef GATHER_FLAGS
 #undef GATHER
@@ -731,10 +803,10 @@ prune_rows(SortNodeState *state)
 	uint32	   *perm = gpusort_alloc_large(sizeof(uint32) * n);
 
 	for (int64 i = 0; i < n; i++)
-		words[i] = (uint64) packed_key(state, state->prune_shift, i) ^ UINT64_C(0x8000000000000000);
+		words[i] = (uint64) packed_key(state, &state->prune_layout, i) ^ UINT64_C(0x8000000000000000);
 	argsort_words(state, words, n, 64, perm, k);
 	keep_rows(state, perm, k);
-	state->threshold = (uint64) packed_key(state, state->prune_shift, k - 1);
+	state->threshold = (uint64) packed_key(state, &state->prune_layout, k - 1);
 	state->have_threshold = true;
 	pfree(words);
 	pfree(perm);
@@ -770,7 +842,7 @@ read_input(SortNodeState *state)
 			tuplesort_puttupleslot(state->tuplesort, slot);
 			continue;
 		}
-		for (int k = 0; k < state->nkeys; k++)
+		for (int k = 0; k < state->nvalued; k++)
 		{
 			SortKeyInfo *key = &state->keys[k];
 			bool		isnull;
@@ -785,14 +857,41 @@ read_input(SortNodeState *state)
 			}
 			else
 			{
-				state->values[k][state->ntuples] = ordered_value(key, value);
+				if (key->bits.kind == SORT_KEY_BYTES)
+				{
+					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
+					bool		whole;
+					uint64		v;
+
+					if ((state->rows_in & 1023) == 0)
+						MemoryContextReset(state->convert_context);
+					v = sort_key_xfrm(key->xfrm, value, &whole);
+					MemoryContextSwitchTo(old);
+					state->values[k][state->ntuples] = key->descending ? ~v : v;
+					if (!whole && state->partial[k] == NULL)
+						state->partial[k] = alloc_null_flags(state);
+					if (state->partial[k])
+						state->partial[k][state->ntuples] = !whole;
+				}
+				else if (key->bits.kind >= SORT_KEY_ABBREV_UNSIGNED)
+				{
+					/* a conversion may detoast or allocate: a context reset now and then */
+					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
+
+					if ((state->rows_in & 1023) == 0)
+						MemoryContextReset(state->convert_context);
+					state->values[k][state->ntuples] = ordered_value(key, value);
+					MemoryContextSwitchTo(old);
+				}
+				else
+					state->values[k][state->ntuples] = ordered_value(key, value);
 				if (state->nulls[k])
 					state->nulls[k][state->ntuples] = 0;
 			}
 		}
 		state->rows_in++;
 		if (state->have_threshold &&
-			(uint64) packed_key(state, state->prune_shift, state->ntuples) >= state->threshold)
+			(uint64) packed_key(state, &state->prune_layout, state->ntuples) >= state->threshold)
 		{
 			/* not among the bound's best: passed over */
 		}
@@ -899,16 +998,16 @@ permute_array(void *array, Size array_bytes, int width, const uint32 *perm, int6
 }
 
 /*
- * Row i's keys in one word: each key's value at its shift, with its NULL bit
+ * Row i's keys in one word (layout): each key's value with its NULL bit
  * above it where the key had NULLs (1 for a NULL under NULLS LAST, for a
- * value under NULLS FIRST).
+ * value under NULLS FIRST), its leading bits at its place.
  */
 static inline uint128
-packed_key(SortNodeState *state, const int *shift, int64 i)
+packed_key(SortNodeState *state, const PackLayout *layout, int64 i)
 {
 	uint128		w = 0;
 
-	for (int k = 0; k < state->nkeys; k++)
+	for (int k = 0; k < layout->nkeys; k++)
 	{
 		uint128		v = state->values[k][i];
 
@@ -916,37 +1015,316 @@ packed_key(SortNodeState *state, const int *shift, int64 i)
 		{
 			uint128		flag = (state->nulls[k][i] != 0) != state->keys[k].nulls_first;
 
-			v |= flag << state->keys[k].width;
+			v |= flag << state->keys[k].bits.width;
 		}
-		w |= v << shift[k];
+		w |= (v >> layout->drop[k]) << layout->shift[k];
+		/* a string longer than its bits: the later keys' bits would split its run */
+		if (state->partial[k] && state->partial[k][i])
+			break;
 	}
 	return w;
 }
 
 /*
+ * The packed words of the rows, by input position, as sort_in_memory left
+ * them for the tie pass: 32- or 64-bit words in words, or 128-bit words as
+ * low and high halves.
+ */
+typedef struct PackedWords
+{
+	int			bits;
+	const void *words;
+	const uint64 *low;
+	const uint64 *high;
+} PackedWords;
+
+static inline bool
+same_word(const PackedWords *w, uint32 a, uint32 b)
+{
+	if (w->bits <= 32)
+		return ((const uint32 *) w->words)[a] == ((const uint32 *) w->words)[b];
+	if (w->bits <= 64)
+		return ((const uint64 *) w->words)[a] == ((const uint64 *) w->words)[b];
+	return w->low[a] == w->low[b] && w->high[a] == w->high[b];
+}
+
+/* What the comparison of two rows of a run reads: their keys' values. */
+typedef struct TieRun
+{
+	SortNodeState *state;
+	int			first_key;		/* the keys compared: first_key to the last */
+	int			nkeys;
+	Datum	   *values;			/* row r's key j at r * nkeys + j */
+	bool	   *isnull;
+	uint32	   *position;		/* row r's input position */
+} TieRun;
+
+/*
+ * Row row's keys from first_key on into values and isnull: by-reference
+ * values point into the kept tuple, which outlives the sorted_slot's hold.
+ */
+static inline void
+fetch_keys(SortNodeState *state, uint32 row, int first_key, Datum *values, bool *isnull)
+{
+	TupleTableSlot *slot = state->sorted_slot;
+
+	if (!state->columnar)
+		ExecStoreMinimalTuple(state->tuples[row], slot, false);
+	for (int k = first_key; k < state->nkeys; k++)
+	{
+		int			c = state->keys[k].column - 1;
+
+		if (state->columnar)
+		{
+			values[k - first_key] = state->cols[c][row];
+			isnull[k - first_key] = state->colnulls[c] ? state->colnulls[c][row] : false;
+		}
+		else
+			values[k - first_key] = slot_getattr(slot, c + 1, &isnull[k - first_key]);
+	}
+}
+
+static int
+compare_tie_rows(const void *a, const void *b, void *arg)
+{
+	TieRun	   *run = (TieRun *) arg;
+	uint32		ra = *(const uint32 *) a;
+	uint32		rb = *(const uint32 *) b;
+
+	for (int j = 0; j < run->nkeys; j++)
+	{
+		int			c = ApplySortComparator(run->values[ra * run->nkeys + j], run->isnull[ra * run->nkeys + j],
+											run->values[rb * run->nkeys + j], run->isnull[rb * run->nkeys + j],
+											&run->state->keys[run->first_key + j].full);
+
+		if (c != 0)
+			return c;
+	}
+	/* the input's order among peers: stable */
+	return run->position[ra] < run->position[rb] ? -1 : run->position[ra] > run->position[rb];
+}
+
+/*
+ * The rows of perm[0 .. m - 1] (input positions, whose words are equal) in
+ * the order of PostgreSQL's comparators over keys first_key on, peers in
+ * input order.  run holds the buffers, grown as needed.
+ */
+static void
+order_run(SortNodeState *state, uint32 *perm, int64 m, TieRun *run, int64 *room)
+{
+	uint32	   *order;
+
+	if (m > *room)
+	{
+		int64		r = Max(m, *room * 2);
+
+		if (run->values)
+		{
+			pfree(run->values);
+			pfree(run->isnull);
+			pfree(run->position);
+		}
+		run->values = MemoryContextAllocHuge(state->tuple_context, sizeof(Datum) * r * run->nkeys);
+		run->isnull = MemoryContextAllocHuge(state->tuple_context, sizeof(bool) * r * run->nkeys);
+		run->position = MemoryContextAllocHuge(state->tuple_context, sizeof(uint32) * r * 2);
+		*room = r;
+	}
+	order = run->position + *room;
+	for (int64 i = 0; i < m; i++)
+	{
+		run->position[i] = perm[i];
+		order[i] = (uint32) i;
+		fetch_keys(state, perm[i], run->first_key, &run->values[i * run->nkeys],
+				   &run->isnull[i * run->nkeys]);
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
+	}
+	ExecClearTuple(state->sorted_slot);
+	qsort_arg(order, m, sizeof(uint32), compare_tie_rows, run);
+	for (int64 i = 0; i < m; i++)
+		perm[i] = run->position[order[i]];
+}
+
+/*
+ * The tie pass: after the sort by the words, which are a prefix of the
+ * order, each run of rows with equal words that begins among the first out
+ * rows is put in order by PostgreSQL's comparators over every key from
+ * first_key on (the keys before it packed exactly, so equal there).
+ */
+static void
+order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 out)
+{
+	uint32	   *perm = state->perm;
+	int64		n = state->ntuples;
+	int64		room = 0;
+	int64		since_check = 0;
+	TieRun		run;
+
+	memset(&run, 0, sizeof(run));
+	run.state = state;
+	run.first_key = first_key;
+	run.nkeys = state->nkeys - first_key;
+	for (int64 start = 0, end; start < out; start = end)
+	{
+		end = start + 1;
+		while (end < n && same_word(words, perm[start], perm[end]))
+			end++;
+		if (end - start > 1)
+			order_run(state, perm + start, end - start, &run, &room);
+		since_check += end - start;
+		if (since_check >= 16384)
+		{
+			CHECK_FOR_INTERRUPTS();
+			since_check = 0;
+		}
+	}
+	if (run.values)
+	{
+		pfree(run.values);
+		pfree(run.isnull);
+		pfree(run.position);
+	}
+}
+
+/*
+ * Whether the sorted rows (perm) are in the order of PostgreSQL's
+ * comparators over every key: each row against the next, one comparison
+ * each.  Where a key's bits come from strxfrm, which PostgreSQL does not
+ * trust to agree with strcoll, this is what proves the order.
+ */
+static bool
+rows_in_order(SortNodeState *state)
+{
+	int			nkeys = state->nkeys;
+	Datum	   *values = palloc(sizeof(Datum) * nkeys * 2);
+	bool	   *isnull = palloc(sizeof(bool) * nkeys * 2);
+	bool		ordered = true;
+
+	for (int64 i = 0; i < state->ntuples && ordered; i++)
+	{
+		int			cur = (i & 1) * nkeys;
+		int			prev = nkeys - cur;
+
+		fetch_keys(state, state->perm[i], 0, values + cur, isnull + cur);
+		for (int k = 0; i > 0 && k < nkeys; k++)
+		{
+			int			c = ApplySortComparator(values[prev + k], isnull[prev + k],
+												values[cur + k], isnull[cur + k],
+												&state->keys[k].full);
+
+			if (c < 0)
+				break;
+			if (c > 0)
+			{
+				ordered = false;
+				break;
+			}
+		}
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
+	}
+	ExecClearTuple(state->sorted_slot);
+	pfree(values);
+	pfree(isnull);
+	return ordered;
+}
+
+/*
+ * Where the words' order was not the comparators' (rows_in_order), every row
+ * sorted with the comparators alone, ties in input order.
+ */
+static void
+order_all_rows(SortNodeState *state)
+{
+	TieRun		run;
+	int64		room = 0;
+
+	memset(&run, 0, sizeof(run));
+	run.state = state;
+	run.first_key = 0;
+	run.nkeys = state->nkeys;
+	for (int64 i = 0; i < state->ntuples; i++)
+		state->perm[i] = (uint32) i;
+	order_run(state, state->perm, state->ntuples, &run, &room);
+	pfree(run.values);
+	pfree(run.isnull);
+	pfree(run.position);
+}
+
+/*
+ * Where each key's bits go in the words (layout), first key highest, the
+ * total in *bits: the keys with bits, up to SORT_NODE_MAX_BITS (the key
+ * that crosses it keeps its leading bits).  Returns the first key that the
+ * words do not order exactly (the tie pass's first), or nkeys for none.
+ */
+static int
+pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
+{
+	int			first_inexact = state->nkeys;
+	int			total = 0;
+
+	layout->nkeys = 0;
+	for (int k = 0; k < state->nvalued; k++)
+	{
+		int			field = state->keys[k].bits.width + (state->nulls[k] ? 1 : 0);
+
+		if (total == SORT_NODE_MAX_BITS)
+		{
+			first_inexact = k;
+			break;
+		}
+		layout->drop[k] = Max(total + field - SORT_NODE_MAX_BITS, 0);
+		total += field - layout->drop[k];
+		layout->nkeys = k + 1;
+		/* a string's first bytes: whole in some rows, whose later bits count */
+		if (state->keys[k].bits.kind == SORT_KEY_BYTES && layout->drop[k] == 0)
+		{
+			if (state->partial[k])
+				first_inexact = Min(first_inexact, k);
+			continue;
+		}
+		if (layout->drop[k] > 0 || !state->keys[k].bits.exact)
+		{
+			first_inexact = Min(first_inexact, k);
+			break;
+		}
+	}
+	if (first_inexact == state->nkeys && layout->nkeys < state->nkeys)
+		first_inexact = layout->nkeys;
+	/* field offsets from the last key up: the value, then a NULL bit if any */
+	for (int k = layout->nkeys - 1, at = 0; k >= 0; k--)
+	{
+		layout->shift[k] = at;
+		at += state->keys[k].bits.width + (state->nulls[k] ? 1 : 0) - layout->drop[k];
+	}
+	*bits = total;
+	return first_inexact;
+}
+
+/*
  * Packs each row's keys into one word, first key highest, and argsorts the
  * words.  The library orders signed integers: flipping the top bit makes
- * their order the words' unsigned order.
+ * their order the words' unsigned order.  Where the words are a prefix of
+ * the order, the tie pass then orders the rows whose words are equal.
  */
 static void
 sort_in_memory(SortNodeState *state)
 {
 	int64		n = state->ntuples;
 	int64		out = (state->bound >= 0 && state->bound < n) ? state->bound : n;
-	int			shift[SORT_NODE_MAX_BITS / 17 + 1];
-	int			bits = 0;
+	PackLayout	layout;
+	int			bits;
+	int			first_inexact = pack_layout(state, &layout, &bits);
+	bool		ties = (first_inexact < state->nkeys);
+	PackedWords packed;
 	void	   *spare;
 	Size		spare_bytes;
 	MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
 
-	/* field offsets from the last key up: the value, then a NULL bit if any */
-	for (int k = state->nkeys - 1; k >= 0; k--)
-	{
-		shift[k] = bits;
-		bits += state->keys[k].width + (state->nulls[k] ? 1 : 0);
-	}
 	state->key_bits = bits;
 	state->perm = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
+	memset(&packed, 0, sizeof(packed));
+	packed.bits = bits;
 
 	/*
 	 * The words go where the first key's values were: row i's word is written
@@ -960,42 +1338,57 @@ sort_in_memory(SortNodeState *state)
 
 		for (int64 i = 0; i < n; i++)
 		{
-			uint64		w = (uint64) packed_key(state, shift, i);
+			uint64		w = (uint64) packed_key(state, &layout, i);
 
 			if (bits <= 32)
 				words32[i] = (uint32) w ^ UINT32_C(0x80000000);
 			else
 				words64[i] = w ^ UINT64_C(0x8000000000000000);
 		}
-		for (int k = 1; k < state->nkeys; k++)
+		for (int k = 1; k < state->nvalued; k++)
 			pfree(state->values[k]);
-		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm, out < n ? out : 0);
+		/* with ties to order, the whole sort first: a run may cross the bound */
+		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm, out < n && !ties ? out : 0);
+		packed.words = words;
+		if (ties)
+			order_ties(state, &packed, first_inexact, state->check_order ? n : out);
 	}
 	else
 	{
 		uint64	   *low = state->values[0];
 		uint64	   *high = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
 		uint32	   *first = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
+		uint64	   *second = ties ? gpusort_alloc_large(sizeof(uint64) * Max(n, 1)) : low;
 
 		for (int64 i = 0; i < n; i++)
 		{
-			uint128		w = packed_key(state, shift, i);
+			uint128		w = packed_key(state, &layout, i);
 
 			low[i] = (uint64) w ^ UINT64_C(0x8000000000000000);
 			high[i] = (uint64) (w >> 64);
 		}
-		for (int k = 1; k < state->nkeys; k++)
+		for (int k = 1; k < state->nvalued; k++)
 			pfree(state->values[k]);
 		argsort_words(state, low, n, 64, first, 0);
 		/* the high words in the low words' order, then a stable sort of those */
 		for (int64 i = 0; i < n; i++)
-			low[i] = high[first[i]] ^ UINT64_C(0x8000000000000000);
-		argsort_words(state, low, n, 64, state->perm, 0);
+			second[i] = high[first[i]] ^ UINT64_C(0x8000000000000000);
+		argsort_words(state, second, n, 64, state->perm, 0);
 		for (int64 i = 0; i < n; i++)
 			state->perm[i] = first[state->perm[i]];
+		if (ties)
+		{
+			packed.low = low;
+			packed.high = high;
+			order_ties(state, &packed, first_inexact, state->check_order ? n : out);
+			pfree(second);
+		}
 		pfree(high);
 		pfree(first);
 	}
+	if (state->check_order && !rows_in_order(state))
+		order_all_rows(state);
+
 	/* the first key's buffer, free now, takes the first permuted array */
 	spare = state->values[0];
 	spare_bytes = sizeof(uint64) * state->capacity;
@@ -1027,12 +1420,71 @@ sort_in_memory(SortNodeState *state)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * Each key's leading bits, with its abbreviated key's conversion where that
+ * gives them, and its full comparator for the rows whose bits are equal; at
+ * the first sort, as Sort prepares its keys (an EXPLAIN without ANALYZE
+ * prepares nothing).  Bits are kept up to the first key that gives none or
+ * that is not exact: past that, bits would order rows that the pass must
+ * see as one run.
+ */
+static void
+prepare_keys(SortNodeState *state)
+{
+	MemoryContext cxt = state->css.ss.ps.state->es_query_cxt;
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	state->nvalued = 0;
+	for (int k = 0; k < state->nkeys; k++)
+	{
+		SortKeyInfo *key = &state->keys[k];
+
+		key->abbrev.ssup_cxt = cxt;
+		sort_key_bits(key->sortop, key->collation, key->nulls_first, &key->bits, &key->abbrev);
+		key->full.ssup_cxt = cxt;
+		key->full.ssup_collation = key->collation;
+		key->full.ssup_nulls_first = key->nulls_first;
+		key->full.ssup_attno = key->column;
+		PrepareSortSupportFromOrderingOp(key->sortop, &key->full);
+	}
+	state->check_order = false;
+	for (int k = 0; k < state->nkeys && state->keys[k].bits.kind != SORT_KEY_NONE; k++)
+	{
+		SortKeyInfo *key = &state->keys[k];
+
+		state->nvalued = k + 1;
+		if (key->bits.kind == SORT_KEY_BYTES)
+			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), false);
+		if (key->bits.kind == SORT_KEY_STRXFRM)
+		{
+			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), true);
+			state->check_order = true;
+#ifdef GS_INJECTION_POINTS
+			{
+				const char *invert = GetConfigOption("gpusort_test.invert_strxfrm", true, false);
+
+				key->invert_xfrm = (invert != NULL && strcmp(invert, "on") == 0);
+			}
+#endif
+		}
+		/* a string's first bytes are exact where it is shorter: on to the next */
+		if (!key->bits.exact && key->bits.kind != SORT_KEY_BYTES)
+			break;
+	}
+	if (state->nvalued == 0)
+		elog(ERROR, "gpusort sort node: the first sort key gives no bits to order by");
+	state->keys_prepared = true;
+	MemoryContextSwitchTo(old);
+}
+
 static void
 do_sort(SortNodeState *state)
 {
 	instr_time	start;
 	instr_time	now;
 
+	if (!state->keys_prepared)
+		prepare_keys(state);
 	set_bound(state);
 	read_input(state);
 	INSTR_TIME_SET_CURRENT(start);
@@ -1433,6 +1885,44 @@ explain_workers(SortNodeState *state, ExplainState *es)
 }
 
 /*
+ * A key's COLLATE, DESC or USING, and NULLS FIRST or LAST, where they are not
+ * the defaults, as EXPLAIN shows a Sort's keys.
+ */
+static void
+explain_key_options(StringInfo buf, SortKeyInfo *key, Oid type)
+{
+	TypeCacheEntry *typentry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	bool		reverse = false;
+
+	if (OidIsValid(key->collation) && key->collation != get_typcollation(type))
+	{
+		char	   *name = get_collation_name(key->collation);
+
+		if (name == NULL)
+			elog(ERROR, "cache lookup failed for collation %u", key->collation);
+		appendStringInfo(buf, " COLLATE %s", quote_identifier(name));
+	}
+	if (key->sortop == typentry->gt_opr)
+	{
+		appendStringInfoString(buf, " DESC");
+		reverse = true;
+	}
+	else if (key->sortop != typentry->lt_opr)
+	{
+		char	   *name = get_opname(key->sortop);
+
+		if (name == NULL)
+			elog(ERROR, "cache lookup failed for operator %u", key->sortop);
+		appendStringInfo(buf, " USING %s", name);
+		reverse = key->descending;
+	}
+	if (key->nulls_first && !reverse)
+		appendStringInfoString(buf, " NULLS FIRST");
+	else if (!key->nulls_first && reverse)
+		appendStringInfoString(buf, " NULLS LAST");
+}
+
+/*
  * "Sort Key: x, f DESC", each key named by its input column; then with
  * ANALYZE where and how it sorted, the node's own sort (the leader's under a
  * Gather Merge, where it took part) and each parallel worker's.
@@ -1466,10 +1956,7 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 						 exprTypmod((Node *) tle->expr), exprCollation((Node *) tle->expr), 0);
 		initStringInfo(&buf);
 		appendStringInfoString(&buf, deparse_expression((Node *) column, context, useprefix, true));
-		if (key->descending)
-			appendStringInfoString(&buf, " DESC");
-		if (key->nulls_first != key->descending)
-			appendStringInfoString(&buf, key->nulls_first ? " NULLS FIRST" : " NULLS LAST");
+		explain_key_options(&buf, key, exprType((Node *) tle->expr));
 		result = lappend(result, buf.data);
 	}
 	ExplainPropertyList("Sort Key", result, es);

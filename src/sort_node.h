@@ -10,7 +10,10 @@
 
 #define SORT_NODE_NAME "gpusort"
 
-/* every key's ordered bits plus one NULL bit each must fit in this */
+/*
+ * The node orders rows by at most this many leading bits of their keys (a
+ * NULL bit each where a key has NULLs); the tie pass orders the rest.
+ */
 #define SORT_NODE_MAX_BITS 128
 
 /*
@@ -44,32 +47,54 @@ enum
 /* sort_plan.c: defines gpusort.enable_sort and the rest, and registers the node; from _PG_init */
 extern void gpusort_sort_node_init(void);
 
+/* sort_explain.c: EXPLAIN VERBOSE's word on a Sort the node declined; from gpusort_sort_node_init */
+extern void gpusort_sort_explain_init(void);
+
 extern bool gpusort_enable_sort;
 extern int	gpusort_sort_node_min_rows;
 
 extern const CustomScanMethods gpusort_sort_scan_methods;
 
-/* Ordered bits of a supported key type, or 0 for any other type. */
-static inline int
-sort_key_width(Oid type, bool *is_float)
+/*
+ * The leading bits of a key that the node orders by (sort_keys.c): how a
+ * value becomes them, how many (1 to 64), and whether they are the whole
+ * key (equal bits, equal keys) or a prefix of its order.
+ */
+typedef enum SortKeyKind
 {
-	*is_float = (type == FLOAT4OID || type == FLOAT8OID);
-	switch (type)
-	{
-		case INT2OID:
-			return 16;
-		case INT4OID:
-		case DATEOID:
-		case FLOAT4OID:
-			return 32;
-		case INT8OID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case FLOAT8OID:
-			return 64;
-		default:
-			return 0;
-	}
-}
+	SORT_KEY_NONE,				/* no bits: compared by the tie pass only */
+	SORT_KEY_SIGNED,			/* a signed integer of width bits */
+	SORT_KEY_UNSIGNED,			/* an unsigned integer of width bits */
+	SORT_KEY_FLOAT4,
+	SORT_KEY_FLOAT8,
+	SORT_KEY_INTERVAL,			/* the span's leading bits */
+	SORT_KEY_TIMETZ,			/* the time in UTC */
+	SORT_KEY_ABBREV_UNSIGNED,	/* SortSupport's abbreviated key, unsigned */
+	SORT_KEY_ABBREV_SIGNED,		/* ... signed */
+	SORT_KEY_ABBREV_INT32,		/* ... a signed 32-bit integer */
+	SORT_KEY_ABBREV_NUMERIC,	/* numeric's (signed, larger first) */
+	SORT_KEY_BYTES,				/* a string's first bytes (name under C) */
+	SORT_KEY_STRXFRM			/* strxfrm's first bytes, libc collations:
+								 * not trusted, the final order is checked */
+} SortKeyKind;
+
+typedef struct SortKeyBits
+{
+	SortKeyKind kind;
+	int			width;
+	bool		exact;
+	const char *reason;			/* why SORT_KEY_NONE */
+} SortKeyBits;
+
+struct SortSupportData;
+
+extern void sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
+						  struct SortSupportData *abbrev);
+extern uint64 sort_key_value(const SortKeyBits *bits, Datum value, struct SortSupportData *abbrev);
+
+/* SORT_KEY_STRXFRM's conversion: its locale and buffers */
+typedef struct SortKeyXfrm SortKeyXfrm;
+extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type, bool transform);
+extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value, bool *whole);
 
 #endif							/* GPUSORT_SORT_NODE_H */

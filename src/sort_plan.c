@@ -1,9 +1,9 @@
 /*
  * sort_plan.c: where the planner puts gpusort's sort node (sort_exec.c runs
- * it) in place of PostgreSQL's Sort, on keys of the types gpusort sorts
- * (int2, int4, int8, float4, float8, date, timestamp, timestamptz), each
- * ordered by its type's default btree operator, ASC or DESC, NULLS FIRST or
- * LAST, whose ordered bits fit in 128 bits with one NULL bit per key.
+ * it) in place of PostgreSQL's Sort: on keys with btree ordering operators,
+ * ASC or DESC, NULLS FIRST or LAST, any number of them, whose first key
+ * gives leading bits to order by (sort_keys.c); the executor orders the rest
+ * with PostgreSQL's comparators.
  *
  * Two ways in:
  * - For ORDER BY, the create_upper_paths hook offers the node at
@@ -110,7 +110,7 @@ static const CustomPathMethods sort_path_methods = {
  * relids included.
  */
 static int
-key_column(PathKey *pk, PathTarget *target, Relids relids)
+key_column(PathKey *pk, PathTarget *target, Relids relids, Oid *datatype)
 {
 	EquivalenceClass *ec = pk->pk_eclass;
 	int			i = 0;
@@ -119,24 +119,49 @@ key_column(PathKey *pk, PathTarget *target, Relids relids)
 	foreach(lc, target->exprs)
 	{
 		Expr	   *expr = (Expr *) lfirst(lc);
+		EquivalenceMember *em;
 
 		i++;
 		if (ec->ec_has_volatile)
 		{
 			if (ec->ec_sortref != 0 && list_length(ec->ec_members) == 1 &&
 				get_pathtarget_sortgroupref(target, i - 1) == ec->ec_sortref)
+			{
+				*datatype = ((EquivalenceMember *) linitial(ec->ec_members))->em_datatype;
 				return i;
+			}
 		}
-		else if (find_ec_member_matching_expr(ec, expr, relids) != NULL)
+		else if ((em = find_ec_member_matching_expr(ec, expr, relids)) != NULL)
+		{
+			*datatype = em->em_datatype;
 			return i;
+		}
 	}
 	return 0;
 }
 
 /*
- * The sort keys as columns of input's target (key_column): each must be of a
- * supported type, ordered by the type's default btree operator family.
- * Returns false when one is not.
+ * Whether the node can sort by keys ordered by operators (with collations
+ * and flags): the first key gives leading bits to order by (sort_keys.c);
+ * the tie pass orders the others by their comparators, whatever they are.
+ */
+static bool
+keys_sortable(List *operators, List *collations, List *flags)
+{
+	SortKeyBits first;
+
+	if (operators == NIL)
+		return false;
+	sort_key_bits(linitial_oid(operators), linitial_oid(collations),
+				  (linitial_int(flags) & KEY_NULLS_FIRST) != 0, &first, NULL);
+	return first.kind != SORT_KEY_NONE;
+}
+
+/*
+ * The sort keys as columns of input's target (key_column), each with the
+ * btree ordering operator that Sort would use (as prepare_sort_from_pathkeys
+ * finds it).  Returns false when one is not found, or the node cannot sort
+ * by them (keys_sortable).
  */
 static bool
 match_sort_keys(List *pathkeys, Path *input, List **private)
@@ -147,19 +172,16 @@ match_sort_keys(List *pathkeys, Path *input, List **private)
 	List	   *operators = NIL;
 	List	   *collations = NIL;
 	List	   *flags = NIL;
-	int			bits = 0;
 	ListCell   *lc;
 
 	foreach(lc, pathkeys)
 	{
 		PathKey    *pk = (PathKey *) lfirst(lc);
 		EquivalenceClass *ec = pk->pk_eclass;
-		int			column = key_column(pk, target, input->parent->relids);
+		Oid			datatype = InvalidOid;
+		int			column = key_column(pk, target, input->parent->relids, &datatype);
 		Oid			type;
-		Oid			opclass;
 		Oid			sortop;
-		bool		is_float;
-		int			width;
 
 		if (column == 0)
 			return false;
@@ -167,18 +189,8 @@ match_sort_keys(List *pathkeys, Path *input, List **private)
 			return false;
 
 		type = exprType((Node *) list_nth(target->exprs, column - 1));
-		width = sort_key_width(type, &is_float);
-		if (width == 0)
-			return false;
-		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
-		if (!OidIsValid(opclass) || get_opclass_family(opclass) != pk->pk_opfamily)
-			return false;
-		sortop = get_opfamily_member(pk->pk_opfamily, type, type, PATHKEY_STRATEGY(pk));
+		sortop = get_opfamily_member(pk->pk_opfamily, datatype, datatype, PATHKEY_STRATEGY(pk));
 		if (!OidIsValid(sortop))
-			return false;
-
-		bits += width + 1;
-		if (bits > SORT_NODE_MAX_BITS)
 			return false;
 
 		columns = lappend_int(columns, column);
@@ -189,6 +201,8 @@ match_sort_keys(List *pathkeys, Path *input, List **private)
 							(PATHKEY_STRATEGY(pk) == BTGreaterStrategyNumber ? KEY_DESC : 0) |
 							(pk->pk_nulls_first ? KEY_NULLS_FIRST : 0));
 	}
+	if (!keys_sortable(operators, collations, flags))
+		return false;
 	*private = list_make5(columns, types, operators, collations, flags);
 	return true;
 }
@@ -205,19 +219,44 @@ match_sort_keys(List *pathkeys, Path *input, List **private)
 #define SORT_NODE_ROW_COST_64		0.005	/* more a row for a 64-bit word */
 #define SORT_NODE_ROW_COST_128		0.025	/* more a row for a 128-bit word */
 #define SORT_NODE_STARTUP_COST		10.0
+/* more a row for keys past their leading bits: the conversion and the tie pass */
+#define SORT_NODE_ROW_COST_PREFIX	0.025
 
-/* The ordered bits of the plan's keys, with one NULL bit each when null_bits. */
+/*
+ * The leading bits the plan's keys give, with one NULL bit each when
+ * null_bits, at most SORT_NODE_MAX_BITS: each key's up to the first that is
+ * not exact.  *exact: they are the whole order (no tie pass).
+ */
 static int
-key_bits(List *private, bool null_bits)
+key_bits(List *private, bool null_bits, bool *exact)
 {
+	List	   *operators = (List *) list_nth(private, PRIV_OPERATORS);
 	int			bits = 0;
-	ListCell   *lc;
 
-	foreach(lc, (List *) list_nth(private, PRIV_TYPES))
+	*exact = true;
+	for (int k = 0; k < list_length(operators); k++)
 	{
-		bool		is_float;
+		SortKeyBits kb;
+		int			flags = list_nth_int((List *) list_nth(private, PRIV_FLAGS), k);
+		int			width;
 
-		bits += sort_key_width(lfirst_oid(lc), &is_float) + (null_bits ? 1 : 0);
+		sort_key_bits(list_nth_oid(operators, k),
+					  list_nth_oid((List *) list_nth(private, PRIV_COLLATIONS), k),
+					  (flags & KEY_NULLS_FIRST) != 0, &kb, NULL);
+		width = kb.width + (null_bits ? 1 : 0);
+		if (kb.kind == SORT_KEY_NONE || bits + width > SORT_NODE_MAX_BITS)
+		{
+			if (kb.kind != SORT_KEY_NONE)
+				bits = SORT_NODE_MAX_BITS;
+			*exact = false;
+			break;
+		}
+		bits += width;
+		if (!kb.exact)
+		{
+			*exact = false;
+			break;
+		}
 	}
 	return bits;
 }
@@ -227,7 +266,8 @@ cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
 {
 	double		rows = Max(subpath->rows, 1.0);
 	List	   *types = (List *) list_nth(private, PRIV_TYPES);
-	int			bits = key_bits(private, false);
+	bool		exact;
+	int			bits = key_bits(private, false, &exact);
 	double		per_row;
 
 	per_row = SORT_NODE_ROW_COST + cpu_operator_cost * list_length(types);
@@ -235,6 +275,8 @@ cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
 		per_row += SORT_NODE_ROW_COST_64;
 	if (bits > 64)
 		per_row += SORT_NODE_ROW_COST_128;
+	if (!exact)
+		per_row += SORT_NODE_ROW_COST_PREFIX;
 
 	cpath->path.rows = subpath->rows;
 	cpath->path.startup_cost = subpath->total_cost + SORT_NODE_STARTUP_COST + per_row * rows;
@@ -436,8 +478,7 @@ plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 /*
  * The keys of sort as the node's private lists (match_sort_keys's layout),
- * or NIL when one does not pack: each a column of a supported type, ordered
- * by its type's default btree operator family, < or >.
+ * or NIL when the node cannot sort by them (keys_sortable).
  */
 static List *
 sort_plan_keys(Sort *sort)
@@ -448,18 +489,14 @@ sort_plan_keys(Sort *sort)
 	List	   *operators = NIL;
 	List	   *collations = NIL;
 	List	   *flags = NIL;
-	int			bits = 0;
 
 	for (int i = 0; i < sort->numCols; i++)
 	{
 		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
 		Oid			opfamily;
 		Oid			opcintype;
-		Oid			opclass;
 		Oid			type;
 		bool		descending;
-		bool		is_float;
-		int			width;
 #if PG_VERSION_NUM >= 180000
 		CompareType cmptype;
 #else
@@ -469,9 +506,6 @@ sort_plan_keys(Sort *sort)
 		if (tle == NULL)
 			return NIL;
 		type = exprType((Node *) tle->expr);
-		width = sort_key_width(type, &is_float);
-		if (width == 0)
-			return NIL;
 #if PG_VERSION_NUM >= 180000
 		if (!get_ordering_op_properties(sort->sortOperators[i], &opfamily, &opcintype, &cmptype))
 			return NIL;
@@ -481,12 +515,6 @@ sort_plan_keys(Sort *sort)
 			return NIL;
 		descending = (strategy == BTGreaterStrategyNumber);
 #endif
-		opclass = GetDefaultOpClass(type, BTREE_AM_OID);
-		if (opcintype != type || !OidIsValid(opclass) || get_opclass_family(opclass) != opfamily)
-			return NIL;
-		bits += width + 1;
-		if (bits > SORT_NODE_MAX_BITS)
-			return NIL;
 
 		columns = lappend_int(columns, sort->sortColIdx[i]);
 		types = lappend_oid(types, type);
@@ -495,6 +523,8 @@ sort_plan_keys(Sort *sort)
 		flags = lappend_int(flags, (descending ? KEY_DESC : 0) |
 							(sort->nullsFirst[i] ? KEY_NULLS_FIRST : 0));
 	}
+	if (!keys_sortable(operators, collations, flags))
+		return NIL;
 	return list_make5(columns, types, operators, collations, flags);
 }
 
@@ -510,12 +540,13 @@ static bool
 worth_swapping(Sort *sort, List *private, double bound)
 {
 	double		rows = sort->plan.plan_rows;
+	bool		exact;
 
 	if (gpusort_sort_node_min_rows == 0)
 		return true;
 	if (rows < node_min_rows() || (bound >= 0 && bound < SORT_NODE_MIN_BOUND))
 		return false;
-	if (bound >= 0 && key_bits(private, true) <= 64)
+	if (bound >= 0 && key_bits(private, true, &exact) <= 64 && exact)
 		rows = Min(rows, 2 * bound + SORT_NODE_PRUNE_MIN);
 	return fits_in_work_mem(rows, sort->plan.plan_width, sort->numCols);
 }
@@ -707,9 +738,8 @@ gpusort_sort_node_init(void)
 {
 	DefineCustomBoolVariable("gpusort.enable_sort",
 							 "Enables gpusort's sort node.",
-							 "The planner then offers it in place of Sort for ORDER BY on "
-							 "smallint, integer, bigint, real, double precision, date, "
-							 "timestamp and timestamptz keys.",
+							 "The planner then offers it in place of Sort wherever the first "
+							 "sort key gives it leading bits to order by.",
 							 &gpusort_enable_sort,
 							 true,
 							 PGC_USERSET, 0,
@@ -726,6 +756,7 @@ gpusort_sort_node_init(void)
 							NULL, NULL, NULL);
 
 	RegisterCustomScanMethods(&gpusort_sort_scan_methods);
+	gpusort_sort_explain_init();
 	prev_planner_hook = planner_hook;
 	planner_hook = sort_node_planner;
 	prev_create_upper_paths_hook = create_upper_paths_hook;

@@ -1,0 +1,434 @@
+/*
+ * sort_keys.c: which leading bits of a sort key the node orders by, and how
+ * a key's value becomes them.
+ *
+ * As tuplesort's abbreviated keys do, the node sorts by a prefix of the
+ * order: each key gives the leading bits that can be made order-preserving,
+ * and rows whose bits are equal are put in order by the key's own
+ * comparator afterwards (sort_exec.c's tie pass).  A key gives
+ *   - an exact packing, where the type's default btree order is that of an
+ *     integer or float of at most 64 bits (equal bits: equal keys);
+ *   - an inexact prefix of its own: interval (its span as interval_cmp
+ *     compares it, in units of 2048 microseconds to fit 64 bits) and timetz
+ *     (its time in UTC, before the zone that breaks ties);
+ *   - or the abbreviated key that the type's SortSupport offers for the
+ *     operator and collation (text, varchar, bpchar and name under C and ICU
+ *     collations, numeric, uuid, inet, macaddr), read as unsigned bits by
+ *     the comparator it installs.
+ *   - name under C (which PostgreSQL does not abbreviate): its first bytes;
+ *   - for text, varchar, bpchar and name under a libc collation other than
+ *     C, where PostgreSQL offers no abbreviated key because it does not
+ *     trust strxfrm to agree with strcoll: strxfrm's first 8 bytes, whose
+ *     order the executor checks in one pass over the sorted rows with the
+ *     real comparator (sort_exec.c sorts by that comparator alone on any
+ *     inversion).
+ * A key with none of these (enums, arrays, records) gives no bits.
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "datatype/timestamp.h"
+#include "utils/date.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/pg_locale.h"
+#include "utils/sortsupport.h"
+#include "utils/timestamp.h"
+
+#include "keys.h"
+#include "sort_node.h"
+
+/*
+ * The exact or type-specific packing of opcintype's default btree order, or
+ * false for none.
+ */
+static bool
+own_packing(Oid opcintype, SortKeyBits *bits)
+{
+	bits->exact = true;
+	switch (opcintype)
+	{
+		case BOOLOID:
+			bits->kind = SORT_KEY_UNSIGNED;
+			bits->width = 1;
+			return true;
+		case CHAROID:
+			bits->kind = SORT_KEY_UNSIGNED;
+			bits->width = 8;
+			return true;
+		case INT2OID:
+			bits->kind = SORT_KEY_SIGNED;
+			bits->width = 16;
+			return true;
+		case INT4OID:
+		case DATEOID:
+			bits->kind = SORT_KEY_SIGNED;
+			bits->width = 32;
+			return true;
+		case OIDOID:
+			bits->kind = SORT_KEY_UNSIGNED;
+			bits->width = 32;
+			return true;
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case TIMEOID:
+		case CASHOID:
+			bits->kind = SORT_KEY_SIGNED;
+			bits->width = 64;
+			return true;
+		case FLOAT4OID:
+			bits->kind = SORT_KEY_FLOAT4;
+			bits->width = 32;
+			return true;
+		case FLOAT8OID:
+			bits->kind = SORT_KEY_FLOAT8;
+			bits->width = 64;
+			return true;
+		case INTERVALOID:
+			bits->kind = SORT_KEY_INTERVAL;
+			bits->width = 64;
+			bits->exact = false;
+			return true;
+		case TIMETZOID:
+			bits->kind = SORT_KEY_TIMETZ;
+			bits->width = 64;
+			bits->exact = false;
+			return true;
+		default:
+			bits->exact = false;
+			return false;
+	}
+}
+
+/*
+ * The prefix of a string type's order under collation where its SortSupport
+ * offers no abbreviated key (name always; text, varchar and bpchar under
+ * libc collations other than C): its first bytes under C, strxfrm's under
+ * libc, none under another provider.
+ */
+static SortKeyKind
+string_prefix(Oid collation)
+{
+	pg_locale_t locale = pg_newlocale_from_collation(collation);
+
+#if PG_VERSION_NUM >= 180000
+	if (locale->collate_is_c)
+		return SORT_KEY_BYTES;
+#else
+	if (lc_collate_is_c(collation))
+		return SORT_KEY_BYTES;
+#endif
+	/* before 18 the database's default libc collation has no locale object */
+	if (locale == NULL || locale->provider == COLLPROVIDER_LIBC)
+		return SORT_KEY_STRXFRM;
+	return SORT_KEY_NONE;
+}
+
+/*
+ * What leading bits the key ordered by sortop under collation gives
+ * (sort_node.h).  For an abbreviated key, *abbrev (zeroed by the caller,
+ * with ssup_cxt set) is left prepared for its conversions when not NULL;
+ * otherwise the preparation happens in a context of its own, deleted here.
+ */
+void
+sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
+			  SortSupport abbrev)
+{
+	Oid			opfamily;
+	Oid			opcintype;
+	Oid			opclass;
+	MemoryContext cxt = NULL;
+	MemoryContext old = NULL;
+	SortSupportData local;
+	SortSupport ssup = abbrev;
+#if PG_VERSION_NUM >= 180000
+	CompareType cmptype;
+#else
+	int16		strategy;
+#endif
+
+	memset(bits, 0, sizeof(*bits));
+	bits->kind = SORT_KEY_NONE;
+#if PG_VERSION_NUM >= 180000
+	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &cmptype))
+#else
+	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
+#endif
+	{
+		bits->reason = "its operator is not a btree ordering operator";
+		return;
+	}
+
+	opclass = GetDefaultOpClass(opcintype, BTREE_AM_OID);
+	if (OidIsValid(opclass) && get_opclass_family(opclass) == opfamily &&
+		own_packing(opcintype, bits))
+		return;
+
+	/*
+	 * A string under C: its own first bytes, which is what the abbreviated
+	 * key holds too, without its conversion's copying and hashing.
+	 */
+	if (OidIsValid(collation) &&
+		(opcintype == TEXTOID || opcintype == BPCHAROID || opcintype == NAMEOID) &&
+		OidIsValid(opclass) && get_opclass_family(opclass) == opfamily &&
+		string_prefix(collation) == SORT_KEY_BYTES)
+	{
+		bits->kind = SORT_KEY_BYTES;
+		bits->width = 64;
+		return;
+	}
+
+	/*
+	 * The abbreviated key of the type's SortSupport.  A collatable key
+	 * without a collation, or an operator family without a comparison
+	 * function, is Sort's, which reports that when it sorts.
+	 */
+	if (!OidIsValid(collation) && type_is_collatable(opcintype))
+	{
+		bits->reason = "it has no collation";
+		return;
+	}
+	if (!OidIsValid(get_opfamily_proc(opfamily, opcintype, opcintype, BTSORTSUPPORT_PROC)) &&
+		!OidIsValid(get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC)))
+	{
+		bits->reason = "its operator family has no comparison function";
+		return;
+	}
+	if (ssup == NULL)
+	{
+		cxt = AllocSetContextCreate(CurrentMemoryContext, "gpusort key bits",
+									ALLOCSET_SMALL_SIZES);
+		old = MemoryContextSwitchTo(cxt);
+		ssup = &local;
+		memset(ssup, 0, sizeof(*ssup));
+		ssup->ssup_cxt = cxt;
+	}
+	ssup->ssup_collation = collation;
+	ssup->ssup_nulls_first = nulls_first;
+	ssup->abbreviate = true;
+	PrepareSortSupportFromOrderingOp(sortop, ssup);
+	if (ssup->abbrev_converter == NULL &&
+		(opcintype == TEXTOID || opcintype == BPCHAROID || opcintype == NAMEOID) &&
+		OidIsValid(opclass) && get_opclass_family(opclass) == opfamily)
+	{
+		bits->kind = string_prefix(collation);
+		if (bits->kind == SORT_KEY_NONE)
+			bits->reason = "no abbreviated key or string prefix for its collation";
+	}
+	else if (ssup->abbrev_converter == NULL)
+		bits->reason = "no order-preserving packing of its type, no abbreviated key for its operator and collation";
+	else if (ssup->comparator == ssup_datum_unsigned_cmp)
+		bits->kind = SORT_KEY_ABBREV_UNSIGNED;
+	else if (ssup->comparator == ssup_datum_signed_cmp)
+		bits->kind = SORT_KEY_ABBREV_SIGNED;
+	else if (ssup->comparator == ssup_datum_int32_cmp)
+		bits->kind = SORT_KEY_ABBREV_INT32;
+	else if (opcintype == NUMERICOID && opfamily == get_opclass_family(opclass))
+		bits->kind = SORT_KEY_ABBREV_NUMERIC;	/* numeric_cmp_abbrev: signed, reversed */
+	else
+		bits->reason = "its abbreviated key's comparator is not one gpusort knows";
+	if (bits->kind != SORT_KEY_NONE)
+		bits->width = bits->kind == SORT_KEY_ABBREV_INT32 ? 32 : 64;
+	if (cxt != NULL)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+	}
+}
+
+/* What interval_cmp compares: the span in microseconds, a month as 30 days. */
+static inline int64
+interval_prefix(const Interval *interval)
+{
+	int64		days = interval->month * INT64CONST(30) + interval->day;
+	int128		span = (int128) interval->time + (int128) days * USECS_PER_DAY;
+
+	/* |span| < 2^74: its leading bits in 64, rounded down (order kept) */
+	return (int64) (span >> 11);
+}
+
+/*
+ * The unsigned ordered bits of a non-NULL key value (ascending; the caller
+ * inverts them for DESC), in the low bits->width bits.  abbrev is the key's
+ * prepared SortSupport for the abbreviated kinds.
+ */
+uint64
+sort_key_value(const SortKeyBits *bits, Datum value, SortSupport abbrev)
+{
+	switch (bits->kind)
+	{
+		case SORT_KEY_SIGNED:
+			switch (bits->width)
+			{
+				case 16:
+					return gs_int2_to_key((uint16) DatumGetInt16(value));
+				case 32:
+					return gs_int4_to_key((uint32) DatumGetInt32(value));
+				default:
+					return gs_int8_to_key((uint64) DatumGetInt64(value));
+			}
+		case SORT_KEY_UNSIGNED:
+			switch (bits->width)
+			{
+				case 1:
+					return DatumGetBool(value) ? 1 : 0;
+				case 8:
+					return (uint8) DatumGetChar(value);
+				case 32:
+					return DatumGetObjectId(value);
+				default:
+					return (uint64) DatumGetInt64(value);
+			}
+		case SORT_KEY_FLOAT4:
+			{
+				float4		f = DatumGetFloat4(value);
+				uint32		u;
+
+				/* PostgreSQL's float order: -0 = 0, every NaN equal and last */
+				if (isnan(f))
+					f = get_float4_nan();
+				else if (f == 0)
+					f = 0;
+				memcpy(&u, &f, sizeof(u));
+				return gs_float4_to_key(u);
+			}
+		case SORT_KEY_FLOAT8:
+			{
+				float8		f = DatumGetFloat8(value);
+				uint64		u;
+
+				if (isnan(f))
+					f = get_float8_nan();
+				else if (f == 0)
+					f = 0;
+				memcpy(&u, &f, sizeof(u));
+				return gs_float8_to_key(u);
+			}
+		case SORT_KEY_INTERVAL:
+			return gs_int8_to_key((uint64) interval_prefix(DatumGetIntervalP(value)));
+		case SORT_KEY_TIMETZ:
+			{
+				TimeTzADT  *t = DatumGetTimeTzADTP(value);
+
+				/* timetz_cmp: the time in UTC, then the zone */
+				return gs_int8_to_key((uint64) (t->time + t->zone * USECS_PER_SEC));
+			}
+		case SORT_KEY_ABBREV_UNSIGNED:
+			return (uint64) abbrev->abbrev_converter(value, abbrev);
+		case SORT_KEY_ABBREV_SIGNED:
+			return gs_int8_to_key((uint64) abbrev->abbrev_converter(value, abbrev));
+		case SORT_KEY_ABBREV_INT32:
+			return gs_int4_to_key((uint32) DatumGetInt32(abbrev->abbrev_converter(value, abbrev)));
+		case SORT_KEY_ABBREV_NUMERIC:
+			/* the abbreviation is negated: a smaller one is a larger number */
+			return ~gs_int8_to_key((uint64) abbrev->abbrev_converter(value, abbrev));
+		case SORT_KEY_BYTES:	/* sort_key_xfrm's */
+		case SORT_KEY_STRXFRM:
+		case SORT_KEY_NONE:
+			break;
+	}
+	return 0;
+}
+
+/*
+ * strxfrm of a libc collation: the collation's locale (none for the
+ * database's default before PostgreSQL 16, which strxfrm's global locale
+ * is), a NUL-terminated copy of the string, and the transformed string.
+ */
+struct SortKeyXfrm
+{
+	bool		transform;		/* strxfrm, else the bytes themselves */
+	pg_locale_t locale;
+	Oid			type;
+	char	   *src;
+	size_t		src_size;
+	char	   *dst;
+	size_t		dst_size;
+};
+
+SortKeyXfrm *
+sort_key_xfrm_begin(Oid collation, Oid type, bool transform)
+{
+	SortKeyXfrm *x = palloc0(sizeof(SortKeyXfrm));
+
+	x->transform = transform;
+	x->locale = transform ? pg_newlocale_from_collation(collation) : NULL;
+	x->type = type;
+	x->src_size = 256;
+	x->src = palloc(x->src_size);
+	x->dst_size = 1024;
+	x->dst = palloc(x->dst_size);
+	return x;
+}
+
+/*
+ * The string's strxfrm (or the string itself), its first 8 bytes as a
+ * big-endian word, zero padded: a shorter string is a prefix, and first.
+ * *whole: the string is shorter than 8 bytes (no string holds a NUL byte,
+ * so no longer one has the same word).
+ */
+uint64
+sort_key_xfrm(SortKeyXfrm *x, Datum value, bool *whole)
+{
+	const char *p;
+	size_t		len;
+	size_t		need;
+	uint64		word = 0;
+
+	if (x->type == NAMEOID)
+	{
+		p = NameStr(*DatumGetName(value));
+		len = strlen(p);
+	}
+	else
+	{
+		text	   *t = DatumGetTextPP(value);
+
+		p = VARDATA_ANY(t);
+		len = VARSIZE_ANY_EXHDR(t);
+		/* bpchar compares without its trailing spaces */
+		if (x->type == BPCHAROID)
+			len = bpchartruelen((char *) p, (int) len);
+	}
+	/* 8 bytes or more may continue past the bits; fewer are the whole string */
+	*whole = (len < 8);
+	if (!x->transform)
+	{
+		for (int i = 0; i < 8; i++)
+			word = (word << 8) | (i < (int) len ? (uint8) p[i] : 0);
+		return word;
+	}
+	if (len + 1 > x->src_size)
+	{
+		x->src_size = Max(len + 1, x->src_size * 2);
+		x->src = repalloc(x->src, x->src_size);
+	}
+	memcpy(x->src, p, len);
+	x->src[len] = '\0';
+	for (;;)
+	{
+#if PG_VERSION_NUM >= 160000
+		need = pg_strxfrm(x->dst, x->src, x->dst_size, x->locale);
+#else
+		if (x->locale)
+			need = strxfrm_l(x->dst, x->src, x->dst_size, x->locale->info.lt);
+		else
+			need = strxfrm(x->dst, x->src, x->dst_size);
+#endif
+		/* past the buffer, its contents are undefined: a larger one */
+		if (need < x->dst_size)
+			break;
+		x->dst_size = Max(need + 1, x->dst_size * 2);
+		x->dst = repalloc(x->dst, x->dst_size);
+	}
+	for (int i = 0; i < 8; i++)
+		word = (word << 8) | (i < (int) need ? (uint8) x->dst[i] : 0);
+	return word;
+}
