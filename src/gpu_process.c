@@ -54,10 +54,10 @@ static int	message_fd = -1;
 
 #ifdef GS_INJECTION_POINTS
 static bool cpu_device = false;	/* the CPU stands in for GPU 0 */
-#define INJECTION_HOLD(stage) injection_hold(stage)
+#define INJECTION_HOLD(stage, slot) injection_hold(stage, slot)
 #else
 #define cpu_device false
-#define INJECTION_HOLD(stage) ((void) 0)
+#define INJECTION_HOLD(stage, slot) ((void) 0)
 #endif
 
 /* Monotonic nanoseconds, the clock of GpusortJobSlot.busy_since. */
@@ -99,10 +99,12 @@ send_message(GpusortMessageKind kind, int worker, int slot, uint64 seq, gs_statu
  * process, until it is cleared.  It does not look at the job's cancel flag:
  * the job is as busy as one inside a long copy or sort.  At 'hang' the
  * worker never comes back, as in a kernel that never returns: on a GPU it
- * runs one (gs_inject_hang), on the CPU stand-in it spins.
+ * runs one (gs_inject_hang), on the CPU stand-in it spins.  At 'slow' the
+ * first worker to get there takes the injection (it is cleared) and waits
+ * for its job's cancel flag, as a long sort that looks at it between passes.
  */
 static void
-injection_hold(GpusortInjection stage)
+injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
 {
 	GpusortServerShared *srv = gpusort_server;
 	struct timespec ts = {0, 1000000};
@@ -110,6 +112,17 @@ injection_hold(GpusortInjection stage)
 
 	if (srv->inject_generation != srv->generation)
 		return;
+	if (now == GPUSORT_INJECT_SLOW && stage == GPUSORT_INJECT_RUNNING)
+	{
+		if (!__atomic_compare_exchange_n(&srv->inject, &now, GPUSORT_INJECT_NONE, false,
+										 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+		__atomic_add_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
+		while (!__atomic_load_n(&slot->cancel, __ATOMIC_ACQUIRE))
+			nanosleep(&ts, NULL);
+		__atomic_sub_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
+		return;
+	}
 	if (now == GPUSORT_INJECT_HANG && stage == GPUSORT_INJECT_RUNNING)
 	{
 		__atomic_add_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
@@ -173,7 +186,7 @@ io_input_ready(void *arg, size_t chunk)
 	StreamArg  *a = (StreamArg *) arg;
 
 	if (chunk == Min(1, a->in_chunks - 1))
-		INJECTION_HOLD(GPUSORT_INJECT_COPY_IN);
+		INJECTION_HOLD(GPUSORT_INJECT_COPY_IN, a->slot);
 	return wait_counter(a, &a->slot->in_ready, chunk + 1);
 }
 
@@ -187,7 +200,7 @@ io_input_done(void *arg, size_t chunk)
 	if (a->in_chunks > GPUSORT_RING_SLOTS)
 		send_message(GPUSORT_MSG_WAKE, a->worker, a->slot_index, a->seq, GS_OK);
 	if (chunk + 1 == a->in_chunks)
-		INJECTION_HOLD(GPUSORT_INJECT_RUNNING);
+		INJECTION_HOLD(GPUSORT_INJECT_RUNNING, a->slot);
 }
 
 static bool
@@ -196,7 +209,7 @@ io_output_free(void *arg, size_t chunk)
 	StreamArg  *a = (StreamArg *) arg;
 
 	if (chunk == 0)
-		INJECTION_HOLD(GPUSORT_INJECT_COPY_OUT);
+		INJECTION_HOLD(GPUSORT_INJECT_COPY_OUT, a->slot);
 	if (chunk < GPUSORT_RING_SLOTS)
 		return !__atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE);
 	return wait_counter(a, &a->slot->out_done, chunk + 1 - GPUSORT_RING_SLOTS);
@@ -356,8 +369,12 @@ run_job(Worker *w, int slot_index, uint64 seq)
 		status = gs_worker_sort(w->gw, &job, &io, &rep, &err);
 	store64(&slot->busy_since, 0);
 
+	/* a job the server cancelled for its time on the GPU: the server wrote the message */
+	if (status == GS_ERR_INTERRUPTED && __atomic_load_n(&slot->timed_out, __ATOMIC_ACQUIRE))
+		status = GS_ERR_TIMED_OUT;
+	else
+		memcpy(slot->message, err.message, sizeof(slot->message));
 	slot->status = status;
-	memcpy(slot->message, err.message, sizeof(slot->message));
 	slot->report = rep;
 	__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
 	send_message(GPUSORT_MSG_WAKE, w->index, slot_index, seq, GS_OK);

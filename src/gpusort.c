@@ -25,6 +25,7 @@
 #endif
 #include "utils/builtins.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 
 #include "gpusort_pg.h"
 #include "server.h"
@@ -231,6 +232,13 @@ gpu_error(gs_status status, const char *message)
 					 errdetail("The GPU server reported: %s.", message),
 					 errhint("The GPU server starts the GPU process again: the statement can be retried.  Set gpusort.device to \"auto\" to sort on the CPU when the GPU fails.")));
 			break;
+		case GS_ERR_TIMED_OUT:
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("the GPU sort ran longer than gpusort.server_job_timeout allows"),
+					 errdetail("The GPU server reported: %s.", message),
+					 errhint("Raise gpusort.server_job_timeout, or set gpusort.device to \"auto\" to sort such arrays on the CPU.")));
+			break;
 		case GS_ERR_CUDA:
 			ereport(ERROR,
 					(errcode(ERRCODE_SYSTEM_ERROR),
@@ -266,7 +274,8 @@ gpu_fallback(gs_status status, const char *message)
 		ereport(WARNING,
 				(errcode(ERRCODE_SYSTEM_ERROR),
 				 errmsg("GPU sort failed, sorting on the CPU instead"),
-				 status == GS_ERR_GPU_LOST ? errdetail("The GPU server reported: %s.", message) :
+				 status == GS_ERR_GPU_LOST || status == GS_ERR_TIMED_OUT ?
+				 errdetail("The GPU server reported: %s.", message) :
 				 errdetail("The GPU library reported: %s.", message),
 				 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
 }
@@ -411,6 +420,35 @@ run_gpu(const GpusortJob *job, int device)
 }
 
 /*
+ * A sort of this backend's that the GPU server cancelled for running longer
+ * than gpusort.server_job_timeout: under auto, the backend's sorts of at
+ * least that many elements run on the CPU for TIMED_OUT_CPU_MS, so that a
+ * session whose sorts keep timing out pays for them itself, on its own CPU,
+ * instead of holding a worker of the GPU process for the timeout each time.
+ */
+#define TIMED_OUT_CPU_MS	60000
+
+static struct
+{
+	size_t		n;				/* 0: none */
+	TimestampTz until;
+} timed_out;
+
+/* Whether a sort of n elements is to run on the CPU after a timed-out one. */
+static bool
+timed_out_recently(size_t n)
+{
+	if (timed_out.n == 0 || n < timed_out.n)
+		return false;
+	if (GetCurrentTimestamp() >= timed_out.until)
+	{
+		timed_out.n = 0;
+		return false;
+	}
+	return true;
+}
+
+/*
  * Sorts through the GPU server; returns false when the sort must run on the
  * CPU instead (only under auto).  *touched says whether dest may have been
  * written, so that the CPU sort must refill it.
@@ -426,6 +464,13 @@ run_server(const GpusortJob *job, bool *touched)
 		return false;
 	if (gpusort_device == GPUSORT_DEVICE_AUTO && job->n < (size_t) gpusort_gpu_min_elements)
 		return false;
+	if (gpusort_device == GPUSORT_DEVICE_AUTO && timed_out_recently(job->n))
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("gpusort: sorting %zu elements on the CPU: a sort of %zu timed out on the GPU server",
+								 job->n, timed_out.n)));
+		return false;
+	}
 	if (!gpusort_server_usable(&reason))
 	{
 		if (gpusort_device == GPUSORT_DEVICE_GPU)
@@ -483,6 +528,11 @@ run_server(const GpusortJob *job, bool *touched)
 						 errdetail("The GPU server reported: %s.", err.message),
 						 errhint("Set gpusort.device_id to -1 to use any GPU.")));
 			return false;
+		}
+		if (status == GS_ERR_TIMED_OUT)
+		{
+			timed_out.n = timed_out.n == 0 ? job->n : Min(timed_out.n, job->n);
+			timed_out.until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), TIMED_OUT_CPU_MS);
 		}
 		gpu_fallback(status, err.message);
 		return false;

@@ -9,10 +9,14 @@
  * a worker thread through the GPU process's command pipe, and sets the
  * latches of the backends the GPU process wants woken.
  *
+ * A job busy on its GPU for longer than gpusort.server_job_timeout is
+ * cancelled on its own: its worker stops at the next chunk or pass, and the
+ * GPU process and the other jobs go on.
+ *
  * The fault domain.  The GPU process is the server's child, not the
  * postmaster's: when it dies (a signal, a CUDA error that leaves a context
- * unusable, or the server ending it because a job was busy on its GPU longer
- * than gpusort.server_job_timeout), the server sees its message pipe close,
+ * unusable, or the server ending it because a job did not stop within
+ * GPU_CANCEL_GRACE_MS of such a cancel), the server sees its message pipe close,
  * fails the jobs it was running (their backends sort on the CPU under
  * gpusort.device = auto, or report the error), gives back their device
  * memory, and starts another; queued jobs wait for it.  A GPU process that
@@ -57,6 +61,15 @@ PGDLLEXPORT void gpusort_server_main(Datum main_arg);
 #define GPU_WATCH_MS			100
 /* The longest a GPU process may take to find its GPUs (or the job timeout, if longer). */
 #define GPU_START_TIMEOUT_MS	60000
+/* How long a job cancelled for gpusort.server_job_timeout may take to stop. */
+#define GPU_CANCEL_GRACE_MS		5000
+
+/* A job the server cancelled for its time on the GPU: which, and when. */
+typedef struct TimedOutJob
+{
+	uint64		seq;
+	uint64		at_ns;			/* monotonic_ns() */
+} TimedOutJob;
 
 /* The server's view of the GPU process. */
 static struct
@@ -71,6 +84,7 @@ static struct
 	char		kill_reason[GS_MESSAGE_LEN];	/* the server ended it: why */
 	int			nworkers;
 	bool	   *worker_busy;
+	TimedOutJob *cancels;		/* one per slot */
 } gpu = {0, -1, -1};
 
 /* Answers a job without running it; under the lock. */
@@ -612,9 +626,34 @@ read_messages(void)
 }
 
 /*
- * A job busy on its GPU for longer than gpusort.server_job_timeout: the GPU
- * (or the driver) hangs, and only the end of the process frees it.  Ends
- * the GPU process; its death is then handled as any other.
+ * Cancels the job of slot index, busy on its GPU past
+ * gpusort.server_job_timeout: its worker stops at its next chunk or pass
+ * and answers GS_ERR_TIMED_OUT with the message written here; the GPU
+ * process and its other jobs go on.  Under the lock.
+ */
+static void
+cancel_timed_out_job(int index, uint64 now, uint64 since)
+{
+	GpusortJobSlot *slot = &gpusort_server->slots[index];
+
+	snprintf(slot->message, sizeof(slot->message),
+			 "the job was busy on GPU %d for more than gpusort.server_job_timeout (%d ms) and was cancelled",
+			 slot->device, gpusort_server_job_timeout);
+	__atomic_store_n(&slot->timed_out, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->cancel, 1, __ATOMIC_RELEASE);
+	gpu.cancels[index].seq = slot->seq;
+	gpu.cancels[index].at_ns = now;
+	ereport(LOG,
+			(errmsg("gpusort server: cancelling a job of backend %d: busy on GPU %d for %.0f ms, more than gpusort.server_job_timeout",
+					slot->pid, slot->device, (now - since) / 1e6)));
+}
+
+/*
+ * The jobs' time on their GPUs.  A job busy for longer than
+ * gpusort.server_job_timeout is cancelled on its own.  Only a job that does
+ * not stop within GPU_CANCEL_GRACE_MS of its cancel (a hung GPU or driver,
+ * a process that no longer runs) ends the GPU process, since only that
+ * frees it; its death is then handled as any other.
  */
 static void
 watch_job_times(void)
@@ -622,14 +661,16 @@ watch_job_times(void)
 	GpusortServerShared *srv = gpusort_server;
 	uint64		now;
 	uint64		limit = (uint64) gpusort_server_job_timeout * 1000000;
+	uint64		grace = (uint64) GPU_CANCEL_GRACE_MS * 1000000;
 
-	if (gpu.pid == 0 || gpusort_server_job_timeout <= 0 || gpu.kill_reason[0] != '\0')
+	if (gpu.pid == 0 || gpu.kill_reason[0] != '\0')
 		return;
 	if (!gpu.ready)
 	{
 		int			start_ms = Max(gpusort_server_job_timeout, GPU_START_TIMEOUT_MS);
 
-		if (TimestampDifferenceExceeds(srv->gpu_started, GetCurrentTimestamp(), start_ms))
+		if (gpusort_server_job_timeout > 0 &&
+			TimestampDifferenceExceeds(srv->gpu_started, GetCurrentTimestamp(), start_ms))
 		{
 			snprintf(gpu.kill_reason, sizeof(gpu.kill_reason),
 					 "was ended by the server: it had not found its GPUs after %d ms", start_ms);
@@ -638,23 +679,33 @@ watch_job_times(void)
 		return;
 	}
 	now = monotonic_ns();
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < srv->nslots; i++)
 	{
 		GpusortJobSlot *slot = &srv->slots[i];
 		uint64		since = load64(&slot->busy_since);
 
 		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation != srv->generation ||
-			since == 0 || now < since || now - since <= limit)
+			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE))
 			continue;
-		snprintf(gpu.kill_reason, sizeof(gpu.kill_reason),
-				 "was ended by the server: a job of backend %d was busy on GPU %d for more than gpusort.server_job_timeout (%d ms)",
-				 slot->pid, slot->device, gpusort_server_job_timeout);
-		ereport(LOG,
-				(errmsg("gpusort server: ending the GPU process (PID %d): a job of backend %d has been busy on GPU %d for %.0f ms",
-						(int) gpu.pid, slot->pid, slot->device, (now - since) / 1e6)));
-		kill(gpu.pid, SIGKILL);
-		return;
+		if (gpu.cancels[i].seq == slot->seq)
+		{
+			if (now - gpu.cancels[i].at_ns <= grace)
+				continue;
+			snprintf(gpu.kill_reason, sizeof(gpu.kill_reason),
+					 "was ended by the server: a job of backend %d, busy on GPU %d for more than gpusort.server_job_timeout, did not stop within %d ms of its cancel",
+					 slot->pid, slot->device, GPU_CANCEL_GRACE_MS);
+			ereport(LOG,
+					(errmsg("gpusort server: ending the GPU process (PID %d): a job of backend %d cancelled %d ms ago has not stopped",
+							(int) gpu.pid, slot->pid, GPU_CANCEL_GRACE_MS)));
+			kill(gpu.pid, SIGKILL);
+			break;
+		}
+		if (limit == 0 || since == 0 || now < since || now - since <= limit)
+			continue;
+		cancel_timed_out_job(i, now, since);
 	}
+	LWLockRelease(srv->lock);
 }
 
 /* Whether a job of the running GPU process is admitted; under no lock (a hint). */
@@ -684,8 +735,11 @@ wait_timeout_ms(void)
 		TimestampDifference(GetCurrentTimestamp(), gpu.next_start, &secs, &usecs);
 		return secs * 1000 + usecs / 1000;
 	}
-	if (gpusort_server_job_timeout > 0 && (!gpu.ready || jobs_running()))
+	if (!gpu.ready && gpusort_server_job_timeout > 0)
 		return Min(GPU_WATCH_MS, gpusort_server_job_timeout);
+	/* jobs on the GPU: their times, and the stop of any the timeout cancelled */
+	if (gpu.ready && jobs_running())
+		return gpusort_server_job_timeout > 0 ? Min(GPU_WATCH_MS, gpusort_server_job_timeout) : GPU_WATCH_MS;
 	return -1;
 }
 
@@ -749,6 +803,7 @@ gpusort_server_main(Datum main_arg)
 	settle_orphaned_jobs(srv->generation + 1, "the GPU server stopped while sorting");
 	LWLockRelease(srv->lock);
 	on_shmem_exit(server_exit, (Datum) 0);
+	gpu.cancels = (TimedOutJob *) MemoryContextAllocZero(TopMemoryContext, sizeof(TimedOutJob) * srv->nslots);
 
 	gpu.next_start = GetCurrentTimestamp();
 	for (;;)

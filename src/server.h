@@ -68,8 +68,11 @@ typedef enum GpusortInjection
 								 * (the first of a one-chunk input) */
 	GPUSORT_INJECT_RUNNING,		/* a worker has the input, before the sort */
 	GPUSORT_INJECT_COPY_OUT,	/* a worker has sorted, before the first output chunk */
-	GPUSORT_INJECT_HANG			/* a worker with the input never returns (a kernel that
+	GPUSORT_INJECT_HANG,		/* a worker with the input never returns (a kernel that
 								 * does not end): the job timeout ends the GPU process */
+	GPUSORT_INJECT_SLOW			/* the next job that has its input is held until it is
+								 * cancelled (a long sort that looks at its cancel flag
+								 * between passes), then stops; one job only */
 } GpusortInjection;
 #endif
 
@@ -108,7 +111,9 @@ typedef struct GpusortJobSlot
 	volatile uint64 in_done;	/* server: chunks on the device (their slots free) */
 	volatile uint64 out_ready;	/* server: output chunks written */
 	volatile uint64 out_done;	/* backend: output chunks read (their slots free) */
-	volatile uint32 cancel;		/* backend: stop as soon as possible */
+	volatile uint32 cancel;		/* backend or server: stop as soon as possible */
+	volatile uint32 timed_out;	/* server: the cancel is for gpusort.server_job_timeout,
+								 * and message says so */
 	volatile uint32 finished;	/* server: the result below is final */
 	volatile uint64 busy_since; /* CLOCK_MONOTONIC ns since the job has been busy on
 								 * its device (the server sets it at admission, the

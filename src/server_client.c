@@ -353,6 +353,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	slot->reserved_bytes = 0;
 	slot->in_ready = slot->in_done = slot->out_ready = slot->out_done = 0;
 	slot->cancel = 0;
+	slot->timed_out = 0;
 	slot->finished = 0;
 	slot->status = GS_OK;
 	slot->message[0] = '\0';
@@ -429,6 +430,8 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
  * gpusort_server_inject('queued' | 'copy-in' | 'running' | 'copy-out')
  * holds the running GPU process's jobs at that stage, 'none' lets them go on,
  * 'hang' makes the next job that has its input never return (as a hung GPU),
+ * 'slow' holds the next job that has its input until it is cancelled (as a
+ * long sort that stops at its next pass when cancelled; one job only),
  * 'error-exit' makes the GPU process fail as for a broken GPU context;
  * gpusort_server_held() counts the jobs held now.
  * ------------------------------------------------------------------------ */
@@ -436,7 +439,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 PG_FUNCTION_INFO_V1(gpusort_server_inject);
 PG_FUNCTION_INFO_V1(gpusort_server_held);
 
-static const char *const injection_names[] = {"none", "queued", "copy-in", "running", "copy-out", "hang"};
+static const char *const injection_names[] = {"none", "queued", "copy-in", "running", "copy-out", "hang", "slow"};
 
 static void
 check_injection_allowed(void)
@@ -468,7 +471,7 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown injection point \"%s\"", what),
-				 errhint("Use none, queued, copy-in, running, copy-out, hang or error-exit.")));
+				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow or error-exit.")));
 
 	gpusort_server_wait_started();
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);

@@ -19,8 +19,9 @@
 #     right (the CPU sorts), under gpu it fails with SQLSTATE 58000 naming the signal;
 #     a new GPU process sorts within 2 s; gpusort_gpu_process() counts the restart and
 #     names the exit; no memory stays reserved;
-#  3. a hung job (a kernel that never returns): the server ends the GPU process after
-#     the timeout, auto's answer is right, gpu's error names the timeout;
+#  3. a hung job (a kernel that never returns): the server cancels it after the
+#     timeout and, as it does not stop, ends the GPU process 5 s later; auto's answer is
+#     right, gpu's error names the timeout;
 #  4. a broken context (the GPU process exits as after a CUDA error that leaves a
 #     context unusable): the same;
 #  4b. SIGFPE (which PostgreSQL's processes turn into an ERROR): the GPU process dies

@@ -1,0 +1,138 @@
+#!/bin/bash
+# test/hardening/fairness.sh: one session cannot fail or stall another's sorts in server mode.
+#
+#   test/hardening/fairness.sh [--device cpu|gpu] [--quick]
+#
+# Needs a test build (make INJECTION_POINTS=1): its injection points hold a job at a
+# stage (the test is skipped in a release build).  With --device cpu the CPU stands in
+# for a GPU in the GPU process (gpusort.server_cpu_device).
+#
+# In a throwaway cluster in server mode with gpusort.server_job_timeout = 1s:
+#  1. a job, not the process: an unprivileged session's job held on the GPU past the
+#     timeout (a long sort that stops at its next pass when cancelled) is cancelled on
+#     its own while two other sessions sort 2*10^6 int4 under gpusort.device = gpu in
+#     a loop: under auto its answer is right (the CPU sorts, with a WARNING naming the
+#     timeout), under gpu it fails with 58000 naming the timeout; the other sessions'
+#     answers are all right, the GPU process is the same one and restarted nothing; no
+#     job, memory or transfer area stays in use; under auto the offender's next sort of
+#     that size in the same session runs on the CPU (it pays for its timeout), and a new
+#     session's, of any role, on the GPU server.
+# TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
+set -uo pipefail
+device=cpu
+quick=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--device) device=$2; shift 2 ;;
+		--quick) quick=1; shift ;;
+		*) echo "usage: $0 [--device cpu|gpu] [--quick]" >&2; exit 2 ;;
+	esac
+done
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/../../scripts/lib.sh"
+cd "$GS_ROOT"
+source "$HERE/tap.bash"
+export GS_SERVER_MODE=1
+stand_in=()
+[ "$device" = cpu ] && stand_in=(-c gpusort.server_cpu_device=on)
+own_cluster 55620 -c shared_buffers=256MB -c max_connections=100 -c gpusort.server_job_timeout=1s "${stand_in[@]}"
+work=$(mktemp -d /tmp/gpusort-fairness.XXXXXX)
+chmod 777 "$work"
+bg=()
+cleanup() {
+	local p
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
+	gs_stop_cluster
+	rm -rf "$work"
+}
+trap cleanup EXIT
+row() { q -c "SELECT $1 FROM gpusort_gpu_process()"; }
+
+q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
+if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
+	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" 2>/dev/null; then
+	skip "a release build: no injection points (make INJECTION_POINTS=1)"
+	finish
+fi
+for _ in $(seq 1 600); do [ "$(row state)" != starting ] && break; sleep 0.05; done
+if [ "$(row state)" != ready ]; then
+	skip "the server has no device ($(row reason)); --device cpu lets the CPU stand in (test builds)"
+	finish
+fi
+
+# 2*10^6 int4 for the bystanders, 2*10^5 for the offender, each with its sorted copy by ORDER BY
+q -c "CREATE TABLE fa AS SELECT n, a, (SELECT array_agg(x ORDER BY x) FROM unnest(a) x) AS s
+	FROM (SELECT n, array_agg((random() * 2e9 - 1e9)::int4) AS a
+		FROM (VALUES (2000000), (200000)) v(n), LATERAL generate_series(1, n) GROUP BY n) t;
+	CREATE ROLE fa_user LOGIN; GRANT SELECT ON fa TO fa_user" >/dev/null || { echo "Bail out! setup failed"; exit 1; }
+big="SELECT gpu_sort(a) = s FROM fa WHERE n = 2000000"
+small="SELECT gpu_sort(a) = s FROM fa WHERE n = 200000"
+
+held() { q -c "SELECT gpusort_server_held()"; }
+wait_held() {
+	for _ in $(seq 1 600); do [ "$(held)" = "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+in_use() { q -F ' ' -c "SELECT sum(jobs_running), max(jobs_queued), round(sum(memory_reserved_mb)::numeric, 1) FROM gpusort_server()"; }
+
+# bystander NAME: sorts the big array under gpu, checked, until $work/stop exists, then once more
+bystander() {
+	local i=0
+	while :; do
+		PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$big" >"$work/$1.$i" 2>&1
+		i=$((i + 1))
+		[ -e "$work/stop" ] && [ "$i" -gt 1 ] && break
+	done
+}
+
+# 1. a job past the timeout is cancelled on its own
+one_timeout() {
+	local dev=$1 gpu restarts problems= out b1 b2 bad n
+	rm -f "$work/stop" "$work"/by*.*
+	gpu=$(row gpu_pid)
+	restarts=$(row restarts)
+	q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+	PGOPTIONS="-c gpusort.device=$dev" psql -X -At -U fa_user -v VERBOSITY=verbose -c "$small" \
+		-c "SELECT device FROM gpusort_last_run()" -c "$small" -c "SELECT device FROM gpusort_last_run()" >"$work/offender.out" 2>&1 &
+	s=$!
+	bg+=($s)
+	wait_held 1 || problems="$problems the offender's job was never held;"
+	bystander by1 &
+	b1=$!
+	bystander by2 &
+	b2=$!
+	bg+=($b1 $b2)
+	wait "$s"
+	touch "$work/stop"
+	wait "$b1" "$b2"
+	out=$(tr '\n' ' ' <"$work/offender.out")
+	if [ "$dev" = auto ]; then
+		[ "$(grep -vE "WARNING|DETAIL|HINT|LOCATION" "$work/offender.out" | tr '\n' ' ')" = "t cpu t cpu " ] &&
+			grep -q "WARNING:  58000: GPU sort failed" "$work/offender.out" && grep -q "server_job_timeout" "$work/offender.out" ||
+			problems="$problems the offender's answers not right on the CPU with a warning, then on the CPU again ($out);"
+	else
+		grep -q "ERROR:  58000: the GPU sort ran longer than gpusort.server_job_timeout" "$work/offender.out" ||
+			problems="$problems the offender's error not 58000 naming the timeout ($out);"
+	fi
+	n=$(cat "$work"/by*.* | wc -l)
+	bad=$(cat "$work"/by*.* | grep -vx t | sort | uniq -c | head -3 | tr '\n' ' ')
+	[ -z "$bad" ] && [ "$n" -gt 2 ] || problems="$problems the bystanders' $n answers not all right ($bad);"
+	[ "$(row gpu_pid)" = "$gpu" ] && [ "$(row restarts)" = "$restarts" ] ||
+		problems="$problems the GPU process $gpu became $(row gpu_pid), restarts $restarts -> $(row restarts) (last exit: $(row last_exit));"
+	[ "$(in_use)" = "0 0 0.0" ] || problems="$problems in use afterwards (jobs running, queued, MB): $(in_use);"
+	if [ -n "$problems" ]; then
+		fail "a job past the timeout under $dev:$problems"
+	else
+		pass "a job past the timeout under $dev is cancelled alone: $( [ "$dev" = auto ] && echo "its answer right on the CPU" || echo "58000"), $n bystander sorts right, the same GPU process ($gpu), 0 restarts"
+	fi
+}
+one_timeout auto
+one_timeout gpu
+
+# a new session of the offender's, and another role's, sort on the GPU server again
+mine=$(q -U fa_user -c "SET gpusort.device = auto" -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+other=$(q -c "SET gpusort.device = auto" -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+[ "$mine" = "t gpu:0 " ] && [ "$other" = "t gpu:0 " ]
+ok $? "afterwards a new session of the offender's sorts on the GPU server ($mine), and another role's ($other)"
+
+finish
