@@ -599,6 +599,12 @@ gpu_process_main(pid_t server_pid, int command_fd)
 	if (atexit(exit_without_postgres) != 0)
 		_exit(GPUSORT_GPU_EXIT_EXIT);
 	detach_from_server(server_pid);
+#ifdef GS_INJECTION_POINTS
+	/* a start that hangs (in the driver, say): only the server's bound ends it */
+	if (__atomic_exchange_n(&gpusort_server->inject_start_hang, 0, __ATOMIC_ACQ_REL))
+		for (;;)
+			pause();
+#endif
 	if (!start_devices(report))
 	{
 		send_message(GPUSORT_MSG_NO_GPU, -1, -1, 0, GS_ERR_NO_DEVICE);

@@ -192,7 +192,6 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	if (!gpusort_server_mode || srv == NULL)
 		return (Datum) 0;
 
-	gpusort_server_wait_started();
 	LWLockAcquire(srv->lock, LW_SHARED);
 	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
 	memcpy(devices, srv->devices, sizeof(devices));

@@ -59,8 +59,8 @@ PGDLLEXPORT void gpusort_server_main(Datum main_arg);
 #define GPU_BACKOFF_MAX_MS		30000
 /* How often the server looks at the jobs' time on the GPU while the timeout is on. */
 #define GPU_WATCH_MS			100
-/* The longest a GPU process may take to find its GPUs (or the job timeout, if longer). */
-#define GPU_START_TIMEOUT_MS	60000
+/* The longest a GPU process may take to find its GPUs and say so. */
+#define GPU_START_TIMEOUT_MS	30000
 /* How long a job cancelled for gpusort.server_job_timeout may take to stop. */
 #define GPU_CANCEL_GRACE_MS		5000
 
@@ -214,6 +214,25 @@ send_run(int w, int slot_index, uint64 seq)
 }
 
 /*
+ * While the GPU process starts, queued jobs that need not wait for it (all
+ * but those of gpusort.device = gpu) are answered at once: their backends
+ * sort on the CPU.  Under the lock.
+ */
+static void
+answer_while_starting(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *s = &srv->slots[i];
+
+		if (s->state == GPUSORT_SLOT_QUEUED && !s->finished && !s->waits_for_start)
+			reject_job(s, GS_ERR_NO_DEVICE, "the GPU process is starting");
+	}
+}
+
+/*
  * Admits queued jobs in submission order while the oldest one finds a
  * worker, device memory and a region; a job that can never fit is answered
  * at once.
@@ -261,7 +280,10 @@ admit_jobs(void)
 			continue;
 		}
 		if (srv->state != GPUSORT_SERVER_READY)
-			break;				/* the GPU process starts: the queue waits */
+		{
+			answer_while_starting();
+			break;				/* the GPU process starts: jobs under gpu wait */
+		}
 		if (slot->device_wanted >= srv->ndevices)
 		{
 			reject_job(slot, GS_ERR_NO_DEVICE, "GPU %d does not exist; the server has %d", slot->device_wanted, srv->ndevices);
@@ -667,13 +689,15 @@ watch_job_times(void)
 		return;
 	if (!gpu.ready)
 	{
-		int			start_ms = Max(gpusort_server_job_timeout, GPU_START_TIMEOUT_MS);
-
-		if (gpusort_server_job_timeout > 0 &&
-			TimestampDifferenceExceeds(srv->gpu_started, GetCurrentTimestamp(), start_ms))
+		/* a start that hangs (in the driver, say) is ended whatever the job timeout */
+		if (srv->state == GPUSORT_SERVER_STARTING &&
+			TimestampDifferenceExceeds(srv->gpu_started, GetCurrentTimestamp(), GPU_START_TIMEOUT_MS))
 		{
 			snprintf(gpu.kill_reason, sizeof(gpu.kill_reason),
-					 "was ended by the server: it had not found its GPUs after %d ms", start_ms);
+					 "was ended by the server: it had not found its GPUs after %d ms", GPU_START_TIMEOUT_MS);
+			ereport(LOG,
+					(errmsg("gpusort server: ending the GPU process (PID %d): it has not found its GPUs after %d ms",
+							(int) gpu.pid, GPU_START_TIMEOUT_MS)));
 			kill(gpu.pid, SIGKILL);
 		}
 		return;
@@ -735,8 +759,8 @@ wait_timeout_ms(void)
 		TimestampDifference(GetCurrentTimestamp(), gpu.next_start, &secs, &usecs);
 		return secs * 1000 + usecs / 1000;
 	}
-	if (!gpu.ready && gpusort_server_job_timeout > 0)
-		return Min(GPU_WATCH_MS, gpusort_server_job_timeout);
+	if (!gpu.ready)
+		return GPU_WATCH_MS;	/* the start's bound */
 	/* jobs on the GPU: their times, and the stop of any the timeout cancelled */
 	if (gpu.ready && jobs_running())
 		return gpusort_server_job_timeout > 0 ? Min(GPU_WATCH_MS, gpusort_server_job_timeout) : GPU_WATCH_MS;

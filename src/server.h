@@ -95,6 +95,8 @@ typedef struct GpusortJobSlot
 	bool		want_keys;
 	bool		want_perm;
 	int			device_wanted;	/* -1: any */
+	bool		waits_for_start;	/* gpusort.device = gpu: queued while the GPU process
+									 * starts; else answered at once (the CPU sorts) */
 	uint64		max_device_bytes;	/* the session's limit, 0: none */
 	TimestampTz submitted;
 
@@ -179,6 +181,7 @@ typedef struct GpusortServerShared
 	uint64		inject_generation;	/* ... this generation */
 	volatile uint32 inject_held;	/* jobs held there now */
 	uint64		inject_exit_error;	/* the generation that is to fail as for a broken context */
+	volatile uint32 inject_start_hang;	/* the next GPU process never finds its GPUs */
 #endif
 	int			nslots;
 	GpusortJobSlot slots[FLEXIBLE_ARRAY_MEMBER];
@@ -278,12 +281,6 @@ gpusort_device_budget(const gs_device_props *props)
 		return Min((Size) gpusort_server_memory * 1024 * 1024, props->total_memory);
 	return props->total_memory / 10 * 8;
 }
-
-/*
- * server_client.c: waits (30 s at most) while the server starts, so that
- * what a backend reports does not depend on how soon after the start it asked.
- */
-extern void gpusort_server_wait_started(void);
 
 /* The streaming counters, read and written across processes and threads. */
 static inline uint64

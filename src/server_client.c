@@ -255,32 +255,24 @@ copy_chunk(char *dst, const char *src, Size len)
 }
 
 /*
- * While the server starts (a second or less: its CUDA contexts), a backend
- * that asks about it waits, so that what it reports does not depend on how
- * soon after the server's start it asked.  30 s at most.
+ * The server's state as a backend sees it; false when it cannot sort on a
+ * GPU now.  It never waits: while the GPU process starts, a sort under
+ * gpusort.device = gpu queues (the server bounds the start), and any other
+ * runs on the CPU at once.
  */
-void
-gpusort_server_wait_started(void)
-{
-	for (int i = 0; i < 3000 && gpusort_server->state == GPUSORT_SERVER_STARTING; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(10000L);
-	}
-}
-
-/* The server's state as a backend sees it; false when it cannot sort on a GPU. */
 bool
 gpusort_server_usable(const char **reason)
 {
-	GpusortServerState state;
-
-	gpusort_server_wait_started();
-	state = gpusort_server->state;
+	GpusortServerState state = gpusort_server->state;
 
 	if (state == GPUSORT_SERVER_NO_GPU || state == GPUSORT_SERVER_RESTARTING)
 	{
 		*reason = gpusort_server->reason;
+		return false;
+	}
+	if (state == GPUSORT_SERVER_STARTING && gpusort_device != GPUSORT_DEVICE_GPU)
+	{
+		*reason = "the GPU process is starting";
 		return false;
 	}
 	*reason = NULL;
@@ -346,6 +338,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	slot->want_keys = !argsort;
 	slot->want_perm = argsort;
 	slot->device_wanted = device_wanted;
+	slot->waits_for_start = (gpusort_device == GPUSORT_DEVICE_GPU);
 	slot->max_device_bytes = max_device_bytes;
 	slot->submitted = GetCurrentTimestamp();
 	slot->device = -1;
@@ -432,7 +425,8 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
  * 'hang' makes the next job that has its input never return (as a hung GPU),
  * 'slow' holds the next job that has its input until it is cancelled (as a
  * long sort that stops at its next pass when cancelled; one job only),
- * 'error-exit' makes the GPU process fail as for a broken GPU context;
+ * 'error-exit' makes the GPU process fail as for a broken GPU context,
+ * 'start-hang' makes the next GPU process to start never find its GPUs;
  * gpusort_server_held() counts the jobs held now.
  * ------------------------------------------------------------------------ */
 
@@ -467,13 +461,22 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 	for (int i = 0; i < lengthof(injection_names); i++)
 		if (strcmp(what, injection_names[i]) == 0)
 			stage = i;
-	if (stage < 0 && strcmp(what, "error-exit") != 0)
+	if (stage < 0 && strcmp(what, "error-exit") != 0 && strcmp(what, "start-hang") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown injection point \"%s\"", what),
-				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow or error-exit.")));
+				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow, error-exit or start-hang.")));
 
-	gpusort_server_wait_started();
+	if (strcmp(what, "start-hang") == 0)
+	{
+		__atomic_store_n(&srv->inject_start_hang, 1, __ATOMIC_RELEASE);
+		PG_RETURN_VOID();
+	}
+	for (int i = 0; i < 3000 && srv->state == GPUSORT_SERVER_STARTING; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(10000L);		/* the injection is for the process that is starting */
+	}
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	if (stage < 0)
 		srv->inject_exit_error = srv->generation;
@@ -520,7 +523,6 @@ gpusort_server_runtime(void)
 	static gs_runtime_info info;
 	GpusortServerShared *srv = gpusort_server;
 
-	gpusort_server_wait_started();
 	LWLockAcquire(srv->lock, LW_SHARED);
 	info = srv->runtime;
 	if (srv->state == GPUSORT_SERVER_STARTING)

@@ -17,6 +17,14 @@
 #     job, memory or transfer area stays in use; under auto the offender's next sort of
 #     that size in the same session runs on the CPU (it pays for its timeout), and a new
 #     session's, of any role, on the GPU server.
+#  2. never wait for a start: the next GPU process's start hangs (an injection point),
+#     and the current one is killed: while the new one starts, a sort under auto is right
+#     on the CPU and gpusort_server() answers 'starting', each within a statement_timeout
+#     of 10 s (they took milliseconds; before, each waited 30 s for the start); a sort
+#     under gpu waits for the start, which the server ends after its bound (30 s, with the
+#     job timeout at 1 s): it fails naming the bound (the failed start counts toward the
+#     back-off, during which gpu's sorts fail); last_exit says why; the next GPU process
+#     is ready and sorts right.
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -134,5 +142,29 @@ mine=$(q -U fa_user -c "SET gpusort.device = auto" -c "$small" -c "SELECT device
 other=$(q -c "SET gpusort.device = auto" -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
 [ "$mine" = "t gpu:0 " ] && [ "$other" = "t gpu:0 " ]
 ok $? "afterwards a new session of the offender's sorts on the GPU server ($mine), and another role's ($other)"
+
+# 2. never wait for a start
+gpu=$(row gpu_pid)
+q -c "SELECT gpusort_server_inject('start-hang')" >/dev/null
+kill -KILL "$gpu"
+for _ in $(seq 1 200); do
+	[ "$(q -c "SELECT state = 'starting' AND gpu_pid <> $gpu FROM gpusort_gpu_process()")" = t ] && break
+	sleep 0.05
+done
+hung=$(row gpu_pid)
+PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$small" >"$work/gpu-start.out" 2>&1 &
+s=$!
+bg+=($s)
+auto=$(PGOPTIONS="-c gpusort.device=auto -c statement_timeout=10s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+state=$(PGOPTIONS="-c statement_timeout=10s" q -c "SELECT state FROM gpusort_server()" 2>&1 | tr '\n' ' ')
+still=$(row "state || ' ' || gpu_pid")
+[ "$auto" = "t cpu " ] && [ "$state" = "starting " ] && [ "$still" = "starting $hung" ]
+ok $? "while the GPU process ($hung) starts: auto sorts on the CPU at once ($auto), gpusort_server() answers at once ($state); still $still"
+wait "$s"
+last=$(row last_exit)
+for _ in $(seq 1 200); do [ "$(row state)" = ready ] && break; sleep 0.05; done
+grep -q "had not found its GPUs after 30000 ms" "$work/gpu-start.out" && [[ "$last" == *"had not found its GPUs after 30000 ms"* ]] &&
+	[ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$small")" = t ]
+ok $? "a start that hangs is ended after its bound: gpu's sort that waited names it ($(grep -o "ERROR.*" "$work/gpu-start.out")), last exit: $last; the next GPU process sorts right"
 
 finish
