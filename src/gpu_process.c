@@ -14,7 +14,9 @@
  * start (GpusortGpuReport).  It talks to the server through two pipes:
  * commands in (run this slot's job on that worker), messages out (wake that
  * slot's backend, a worker has finished, the devices are ready).  The
- * message pipe closes when it dies, which is how the server learns of it.
+ * server learns of its death by reaping it (and by the message pipe's end);
+ * every descriptor it has is close-on-exec, so that a program a library
+ * execs keeps none of them open.
  *
  * The worker threads, gpusort.server_streams per GPU, each run one job at a
  * time with kernels/ (gs_worker_sort on a stream of their own).  The main
@@ -22,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -546,6 +549,33 @@ start_devices(GpusortGpuReport *report)
 }
 
 /*
+ * Marks every descriptor the process inherited from the server (the
+ * postmaster's sockets and pipes, the server's latch) close-on-exec, so that
+ * no program a library execs holds them; its own pipes are so already.
+ */
+static void
+close_on_exec_all(void)
+{
+	DIR		   *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (dir == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL)
+	{
+		int			fd = atoi(de->d_name);
+		int			flags;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd <= 2 || fd == dirfd(dir))
+			continue;
+		flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && !(flags & FD_CLOEXEC))
+			(void) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+	}
+	closedir(dir);
+}
+
+/*
  * The process's own set-up after the fork: every signal handler of
  * PostgreSQL's gives way to the default (SIGTERM and the like end it, as
  * SIGKILL does; SIGFPE, which a backend turns into an ERROR, kills it rather
@@ -576,6 +606,7 @@ detach_from_server(pid_t server_pid)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != server_pid)
 		_exit(GPUSORT_GPU_EXIT_ORPHANED);
 	init_ps_display("gpusort GPU process");
+	close_on_exec_all();
 }
 
 /*
@@ -647,9 +678,14 @@ gpusort_gpu_process_start(int *command_fd, int *message_fd_out)
 	pid_t		server_pid = getpid();
 	pid_t		pid;
 
-	if (pipe(cmd) != 0)
+	/*
+	 * Close-on-exec: a helper that CUDA or NVML starts with fork and exec
+	 * must not hold the message pipe's write end, which would keep the pipe
+	 * open after the GPU process died.
+	 */
+	if (pipe2(cmd, O_CLOEXEC) != 0)
 		return -1;
-	if (pipe(msg) != 0)
+	if (pipe2(msg, O_CLOEXEC) != 0)
 	{
 		close(cmd[0]);
 		close(cmd[1]);

@@ -61,6 +61,8 @@ PGDLLEXPORT void gpusort_server_main(Datum main_arg);
 #define GPU_WATCH_MS			100
 /* The longest a GPU process may take to find its GPUs and say so. */
 #define GPU_START_TIMEOUT_MS	30000
+/* How long the server waits for a GPU process it sent SIGKILL to end. */
+#define GPU_REAP_MS				5000
 /* How long a job cancelled for gpusort.server_job_timeout may take to stop. */
 #define GPU_CANCEL_GRACE_MS		5000
 
@@ -85,6 +87,8 @@ static struct
 	int			nworkers;
 	bool	   *worker_busy;
 	TimedOutJob *cancels;		/* one per slot */
+	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
+	int			nstragglers;
 } gpu = {0, -1, -1};
 
 /* Answers a job without running it; under the lock. */
@@ -453,9 +457,12 @@ gpu_process_started(bool ready)
 	gpu.ready_at = GetCurrentTimestamp();
 	if (ready)
 	{
+		char		what[64];
+
 		gpu.nworkers = report->ndevices * gpusort_server_streams;
 		gpu.worker_busy = (bool *) MemoryContextAllocZero(TopMemoryContext, sizeof(bool) * gpu.nworkers);
-		report_activity(psprintf("sorting on %d GPU%s", srv->ndevices, srv->ndevices == 1 ? "" : "s"));
+		snprintf(what, sizeof(what), "sorting on %d GPU%s", srv->ndevices, srv->ndevices == 1 ? "" : "s");
+		report_activity(what);
 		ereport(LOG,
 				(errmsg("gpusort server: sorting on %d GPU%s with %d jobs in flight each, transfer area %d MB, GPU process %d",
 						srv->ndevices, srv->ndevices == 1 ? "" : "s", gpusort_server_streams,
@@ -509,38 +516,94 @@ start_gpu_process(void)
 static void
 describe_exit(int wstatus, char *buf, size_t len)
 {
-	if (gpu.kill_reason[0] != '\0')
+	/* the server's kill, if that is what ended it (it may have died of something else first) */
+	if (gpu.kill_reason[0] != '\0' && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL)
 		strlcpy(buf, gpu.kill_reason, len);
-	else if (WIFSIGNALED(wstatus))
+	else if (wstatus != -1 && WIFSIGNALED(wstatus))
 		snprintf(buf, len, "ended on signal %d: %s", WTERMSIG(wstatus), pg_strsignal(WTERMSIG(wstatus)));
-	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_BROKEN)
+	else if (wstatus != -1 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_BROKEN)
 		snprintf(buf, len, "exited after a CUDA error left a GPU context unusable");
-	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_EXIT)
+	else if (wstatus != -1 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_EXIT)
 		snprintf(buf, len, "exited: a library it uses called exit()");
-	else if (WIFEXITED(wstatus))
+	else if (wstatus != -1 && WIFEXITED(wstatus))
 		snprintf(buf, len, "exited with exit code %d", WEXITSTATUS(wstatus));
+	else if (wstatus == -1)
+		snprintf(buf, len, "was not reaped within %d ms of SIGKILL", GPU_REAP_MS);
 	else
 		snprintf(buf, len, "ended with wait status %d", wstatus);
 }
 
 /*
- * The GPU process is gone (its message pipe closed): reaps it, fails its
- * jobs, gives back their memory and plans the next start, at once or after
- * a pause if it keeps dying.
+ * Waits for child pid to end, ms at most, polling; true with its wait
+ * status once it has (-1 if something else reaped it).
+ */
+static bool
+reap_within(pid_t pid, int *wstatus, int ms)
+{
+	for (int waited = 0;; waited += 10)
+	{
+		pid_t		r = waitpid(pid, wstatus, WNOHANG);
+
+		if (r == pid)
+			return true;
+		if (r < 0 && errno == ECHILD)
+		{
+			*wstatus = -1;
+			return true;
+		}
+		if (waited >= ms)
+			return false;
+		pg_usleep(10000L);
+	}
+}
+
+/*
+ * Ends child pid with SIGKILL and reaps it, GPU_REAP_MS at most; one that
+ * has not ended by then (stuck in the driver as it exits) is left for
+ * reap_stragglers, and *wstatus is -1.
  */
 static void
-gpu_process_ended(void)
+kill_and_reap(pid_t pid, int *wstatus)
+{
+	kill(pid, SIGKILL);
+	if (reap_within(pid, wstatus, GPU_REAP_MS))
+		return;
+	*wstatus = -1;
+	gpu.stragglers[gpu.nstragglers++ % lengthof(gpu.stragglers)] = pid;
+	ereport(LOG,
+			(errmsg("gpusort server: the GPU process (PID %d) has not ended %d ms after SIGKILL; it is reaped when it does",
+					(int) pid, GPU_REAP_MS)));
+}
+
+/* Reaps GPU processes that ended after the server gave up waiting for them. */
+static void
+reap_stragglers(void)
+{
+	for (int i = 0; i < lengthof(gpu.stragglers); i++)
+		if (gpu.stragglers[i] > 0 && waitpid(gpu.stragglers[i], NULL, WNOHANG) != 0)
+			gpu.stragglers[i] = 0;
+}
+
+/*
+ * The GPU process is gone: the server reaped it (wstatus), or its message
+ * pipe closed (reaped: false), when it is reaped within 200 ms or else
+ * ended with SIGKILL and reaped within GPU_REAP_MS.  Fails its jobs, gives back their memory and plans
+ * the next start, at once or after a pause if it keeps dying.
+ */
+static void
+gpu_process_ended(bool reaped, int wstatus)
 {
 	GpusortServerShared *srv = gpusort_server;
-	int			wstatus = 0;
 	char		how[GS_MESSAGE_LEN];
 	char		why[GS_MESSAGE_LEN];
+	char		what[GS_MESSAGE_LEN + 16];
 	bool		was_ready = gpu.ready;
 	long		pause_ms = 0;
 	pid_t		pid = gpu.pid;
 
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	/* it closed its pipe, so it is ending: give it a moment, then make sure */
+	if (!reaped && !reap_within(pid, &wstatus, 200))
+		kill_and_reap(pid, &wstatus);
 	close(gpu.command_fd);
 	close(gpu.message_fd);
 	gpu.command_fd = gpu.message_fd = -1;
@@ -587,10 +650,14 @@ gpu_process_ended(void)
 		srv->state = GPUSORT_SERVER_STARTING;
 	LWLockRelease(srv->lock);
 
-	report_activity(psprintf("ended (%s)", how));
-	ereport(LOG,
-			(errmsg("gpusort server: %s; starting another %s", why,
-					pause_ms > 0 ? psprintf("in %ld ms", pause_ms) : "now")));
+	snprintf(what, sizeof(what), "ended (%s)", how);
+	report_activity(what);
+	if (pause_ms > 0)
+		ereport(LOG,
+				(errmsg("gpusort server: %s; starting another in %ld ms", why, pause_ms)));
+	else
+		ereport(LOG,
+				(errmsg("gpusort server: %s; starting another now", why)));
 }
 
 /* Acts on what the GPU process sent; false once it is gone. */
@@ -732,6 +799,39 @@ watch_job_times(void)
 	LWLockRelease(srv->lock);
 }
 
+/*
+ * Whether the GPU process has ended: its exit, seen directly (SIGCHLD sets
+ * the latch, and each turn of the loop looks), or the end of its message
+ * pipe.  The pipe alone is not enough: a process that inherited its write
+ * end despite close-on-exec, or one stuck in the driver as it exits, keeps
+ * the pipe open after the GPU process is gone.
+ */
+static void
+watch_gpu_process(void)
+{
+	int			wstatus;
+	bool		open = read_messages();
+	pid_t		r = waitpid(gpu.pid, &wstatus, WNOHANG);
+
+	if (r == gpu.pid)
+	{
+		(void) read_messages();	/* what it sent before it died */
+		gpu_process_ended(true, wstatus);
+	}
+	else if (!open)
+		gpu_process_ended(false, 0);
+}
+
+/* SIGCHLD: a GPU process ended; the loop reaps it. */
+static void
+handle_sigchld(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
 /* Whether a job of the running GPU process is admitted; under no lock (a hint). */
 static bool
 jobs_running(void)
@@ -778,9 +878,9 @@ server_exit(int code, Datum arg)
 
 	if (gpu.pid > 0)
 	{
-		kill(gpu.pid, SIGKILL);
-		while (waitpid(gpu.pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		int			wstatus;
+
+		kill_and_reap(gpu.pid, &wstatus);
 		gpu.pid = 0;
 	}
 
@@ -802,6 +902,7 @@ gpusort_server_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGPIPE, SIG_IGN);
+	pqsignal(SIGCHLD, handle_sigchld);
 	/*
 	 * pg_stat_activity shows the server as active: a cancel, such as a
 	 * script that cancels long-running queries sends, would be an ERROR
@@ -857,8 +958,9 @@ gpusort_server_main(Datum main_arg)
 			set_budgets();
 			LWLockRelease(srv->lock);
 		}
-		if (gpu.pid > 0 && !read_messages())
-			gpu_process_ended();
+		if (gpu.pid > 0)
+			watch_gpu_process();
+		reap_stragglers();
 		watch_job_times();
 #ifdef GS_INJECTION_POINTS
 		if (gpu.pid > 0 && srv->inject_exit_error == srv->generation)

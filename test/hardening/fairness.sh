@@ -25,6 +25,12 @@
 #     job timeout at 1 s): it fails naming the bound (the failed start counts toward the
 #     back-off, during which gpu's sorts fail); last_exit says why; the next GPU process
 #     is ready and sorts right.
+#  3. see every death: every descriptor of the GPU process past stderr is close-on-exec;
+#     with another process holding the write end of its message pipe (as a helper that
+#     CUDA or NVML execs would, were it not close-on-exec), the GPU process is killed:
+#     the server sees the death all the same, a new GPU process is ready, a sort under
+#     gpu is right, and last_exit names the signal; 10 restarts of the GPU process leave
+#     the server's TopMemoryContext no larger (pg_log_backend_memory_contexts).
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -166,5 +172,67 @@ for _ in $(seq 1 200); do [ "$(row state)" = ready ] && break; sleep 0.05; done
 grep -q "had not found its GPUs after 30000 ms" "$work/gpu-start.out" && [[ "$last" == *"had not found its GPUs after 30000 ms"* ]] &&
 	[ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$small")" = t ]
 ok $? "a start that hangs is ended after its bound: gpu's sort that waited names it ($(grep -o "ERROR.*" "$work/gpu-start.out")), last exit: $last; the next GPU process sorts right"
+
+# 3. see every death
+wait_new_gpu() {	# wait_new_gpu OLD: until a GPU process other than OLD is ready (10 s at most)
+	for _ in $(seq 1 500); do
+		[ "$(q -c "SELECT gpu_pid <> $1 AND state = 'ready' FROM gpusort_gpu_process()" 2>/dev/null)" = t ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+gpu=$(row gpu_pid)
+open=
+wfd=
+for f in /proc/"$gpu"/fdinfo/*; do
+	fd=${f##*/}
+	[ "$fd" -le 2 ] && continue
+	flags=$(awk '/^flags:/ {print $2}' "$f" 2>/dev/null) || continue
+	[ -n "$flags" ] || continue
+	(( (8#$flags & 8#2000000) == 0 )) && open="$open $fd($(readlink "/proc/$gpu/fd/$fd"))"
+	# the message pipe: written here, read by the server
+	link=$(readlink "/proc/$gpu/fd/$fd")
+	[[ "$link" == pipe:* ]] && (( (8#$flags & 3) == 1 )) &&
+		ls -l "/proc/$(row server_pid)/fd" 2>/dev/null | grep -qF "$link" && wfd=$fd
+done
+[ -z "$open" ]
+ok $? "every descriptor of the GPU process ($gpu) past stderr is close-on-exec (not:${open:- none})"
+if [ -n "$wfd" ]; then
+	exec 7>"/proc/$gpu/fd/$wfd"	# this shell holds the write end from now
+	kill -KILL "$gpu"
+	wait_new_gpu "$gpu"
+	new=$?
+	got=$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$small" 2>&1 | tr '\n' ' ')
+	last=$(row last_exit)
+	exec 7>&-
+	[ "$new" = 0 ] && [ "$got" = "t " ] && [[ "$last" == *"signal 9"* ]]
+	ok $? "the GPU process killed while another process holds its message pipe open: a new one is ready ($(row gpu_pid)), gpu sorts right ($got), last exit: $last"
+else
+	fail "the GPU process ($gpu) has no write end of a pipe to hold"
+fi
+
+# the server's TopMemoryContext after one restart and after ten more
+log=$GS_PGDIR/server.log
+top_used() {	# the server's TopMemoryContext bytes in use, from pg_log_backend_memory_contexts
+	local server n
+	server=$(row server_pid)
+	n=$(grep -c "TopMemoryContext:" "$log")
+	q -c "SELECT pg_log_backend_memory_contexts($server)" >/dev/null
+	for _ in $(seq 1 100); do [ "$(grep -c "TopMemoryContext:" "$log")" -gt "$n" ] && break; sleep 0.05; done
+	grep "TopMemoryContext:" "$log" | tail -1 | grep -oE "[0-9]+ used" | grep -oE "[0-9]+"
+}
+restart() {	# kills the GPU process once it has been ready for over a second (no back-off)
+	local g
+	sleep 1.2
+	g=$(row gpu_pid)
+	kill -KILL "$g"
+	wait_new_gpu "$g"
+}
+restart
+before=$(top_used)
+for _ in $(seq 1 10); do restart; done
+after=$(top_used)
+[ -n "$before" ] && [ -n "$after" ] && [ "$after" -le "$before" ]
+ok $? "10 restarts of the GPU process: the server's TopMemoryContext uses ${before:-?} bytes before, ${after:-?} after"
 
 finish
