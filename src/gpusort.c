@@ -449,8 +449,33 @@ timed_out_recently(size_t n)
 }
 
 /*
+ * What a CPU sort takes per element in this backend, learned from its CPU
+ * sorts of at least CPU_RATE_MIN_N elements (a moving average), for how long
+ * a sort under auto may wait in the GPU server's queue: no longer than it
+ * would take on the CPU.  Before the first such sort, CPU_RATE_DEFAULT_NS.
+ */
+#define CPU_RATE_MIN_N		10000
+#define CPU_RATE_DEFAULT_NS	30.0
+
+static double cpu_ns_per_element = CPU_RATE_DEFAULT_NS;
+
+static void
+learn_cpu_rate(size_t n, double sort_ms)
+{
+	if (n >= CPU_RATE_MIN_N && sort_ms > 0)
+		cpu_ns_per_element = 0.75 * cpu_ns_per_element + 0.25 * (sort_ms * 1e6 / n);
+}
+
+static double
+cpu_sort_estimate_ms(size_t n)
+{
+	return Max(n * cpu_ns_per_element / 1e6, 1.0);
+}
+
+/*
  * Sorts through the GPU server; returns false when the sort must run on the
- * CPU instead (only under auto).  *touched says whether dest may have been
+ * CPU instead (only under auto).  Under auto a job still queued after its
+ * CPU sort's estimated time leaves the queue and sorts on the CPU.  *touched says whether dest may have been
  * written, so that the CPU sort must refill it.
  */
 static bool
@@ -504,6 +529,7 @@ run_server(const GpusortJob *job, bool *touched)
 		memset(&err, 0, sizeof(err));
 		status = gpusort_server_sort(job, input, gpusort_device_id,
 									 (size_t) gpusort_max_device_memory * 1024 * 1024,
+									 gpusort_device == GPUSORT_DEVICE_AUTO ? cpu_sort_estimate_ms(job->n) : 0,
 									 &report, &queue_ms, &err);
 		if (status == GS_OK)
 		{
@@ -597,6 +623,7 @@ run_cpu(const GpusortJob *job, int first_attempt)
 	}
 
 	pfree(scratch);
+	learn_cpu_rate(job->n, sort_ms);
 	record_run(job, -1, GS_ALGO_RADIX, copy_ms, sort_ms, 0, elapsed_ms(total_start));
 }
 

@@ -5,7 +5,8 @@
  *
  * The server calls no CUDA.  It admits queued jobs in submission order (a
  * job waits while no worker thread of the GPU process, no device memory
- * within the budget or no region of the transfer area is free), hands each to
+ * within the budget or no region of the transfer area is free; later jobs
+ * that fit may pass it for GPU_PASS_MS), hands each to
  * a worker thread through the GPU process's command pipe, and sets the
  * latches of the backends the GPU process wants woken.
  *
@@ -61,6 +62,8 @@ PGDLLEXPORT void gpusort_server_main(Datum main_arg);
 #define GPU_WATCH_MS			100
 /* The longest a GPU process may take to find its GPUs and say so. */
 #define GPU_START_TIMEOUT_MS	30000
+/* How long a queued job that must wait may be passed by later jobs that fit. */
+#define GPU_PASS_MS				1000
 /* How long the server waits for a GPU process it sent SIGKILL to end. */
 #define GPU_REAP_MS				5000
 /* How long a job cancelled for gpusort.server_job_timeout may take to stop. */
@@ -88,6 +91,7 @@ static struct
 	bool	   *worker_busy;
 	TimedOutJob *cancels;		/* one per slot */
 	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
+	int		   *queue;			/* admit_jobs' scratch: one per slot */
 	int			nstragglers;
 } gpu = {0, -1, -1};
 
@@ -236,48 +240,137 @@ answer_while_starting(void)
 	}
 }
 
+/* Orders queued slots by submission. */
+static int
+compare_seq(const void *a, const void *b)
+{
+	uint64		x = gpusort_server->slots[*(const int *) a].seq;
+	uint64		y = gpusort_server->slots[*(const int *) b].seq;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Admits queued jobs in submission order while the oldest one finds a
- * worker, device memory and a region; a job that can never fit is answered
- * at once.
+ * Admits a queued job if a worker, device memory and a region are free for
+ * it; answers at once one that can never fit.  Returns whether it is done
+ * with (admitted or answered): false while it waits.  Under the lock.
+ */
+static bool
+try_admit(int index)
+{
+	GpusortServerShared *srv = gpusort_server;
+	GpusortJobSlot *slot = &srv->slots[index];
+	Size		need,
+				stream_bytes,
+				region;
+	int			best = -1,
+				first,
+				count,
+				w;
+	bool		fits_somewhere = false;
+
+	if (slot->device_wanted >= srv->ndevices)
+	{
+		reject_job(slot, GS_ERR_NO_DEVICE, "GPU %d does not exist; the server has %d", slot->device_wanted, srv->ndevices);
+		return true;
+	}
+
+	need = job_device_bytes(slot);
+	if (slot->max_device_bytes != 0 && need > slot->max_device_bytes)
+	{
+		reject_job(slot, GS_ERR_MEMORY_LIMIT,
+				   "the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
+				   need / 1048576.0, slot->max_device_bytes / 1048576.0);
+		return true;
+	}
+
+	for (int d = 0; d < srv->ndevices; d++)
+	{
+		GpusortDeviceStats *dev = &srv->devices[d];
+
+		if (slot->device_wanted >= 0 && d != slot->device_wanted)
+			continue;
+		if (need > dev->budget_bytes)
+			continue;
+		fits_somewhere = true;
+		if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) < 0)
+			continue;
+		if (best < 0 || dev->reserved_bytes < srv->devices[best].reserved_bytes)
+			best = d;
+	}
+	if (!fits_somewhere)
+	{
+		reject_job(slot, GS_ERR_MEMORY_LIMIT,
+				   "the sort needs %.1f MB of device memory, more than the server's budget (gpusort.server_memory)",
+				   need / 1048576.0);
+		return true;
+	}
+	if (best < 0)
+		return false;			/* it waits for memory or a worker */
+
+	/* the ring holds the input stream, then the output stream (the first limit) */
+	stream_bytes = Max(slot->n * gs_type_size(slot->type),
+					   (slot->want_keys ? slot_out_n(slot) * gs_type_size(slot->type) : 0) +
+					   (slot->want_perm ? slot_out_n(slot) * sizeof(uint32) : 0));
+	region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
+	count = (int) gpusort_area_granules(region);
+	first = find_region(count);
+	if (first < 0)
+		return false;			/* it waits for room in the transfer area */
+
+	w = idle_worker(best);
+	memset(srv->granule_used + first, 1, count);
+	slot->region_offset = (Size) first * GPUSORT_AREA_GRANULE;
+	slot->region_bytes = (Size) count * GPUSORT_AREA_GRANULE;
+	srv->area_used += slot->region_bytes;
+	slot->device = best;
+	slot->reserved_bytes = need;
+	srv->devices[best].reserved_bytes += need;
+	slot->worker = w;
+	slot->generation = srv->generation;
+	slot->admitted = GetCurrentTimestamp();
+	/* the GPU process owes the job from now: one that never starts it times out */
+	store64(&slot->busy_since, monotonic_ns());
+	slot->state = GPUSORT_SLOT_RUNNING;
+
+	gpu.worker_busy[w] = true;
+	send_run(w, index, slot->seq);
+	SetLatch(slot->latch);
+	return true;
+}
+
+/*
+ * Admits queued jobs in submission order.  A job that must wait (for memory,
+ * a worker or room in the transfer area) may be passed by later jobs that
+ * fit, until it has waited GPU_PASS_MS: from then on nothing passes it, so
+ * that a large job gets its turn however many small ones come.  A job that
+ * can never fit is answered at once.
  */
 static void
 admit_jobs(void)
 {
 	GpusortServerShared *srv = gpusort_server;
+	int		   *queue = gpu.queue;
+	int			nqueued = 0;
+	TimestampTz now = GetCurrentTimestamp();
 
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
-	for (;;)
+	for (int i = 0; i < srv->nslots; i++)
+		if (srv->slots[i].state == GPUSORT_SLOT_QUEUED && !srv->slots[i].finished)
+			queue[nqueued++] = i;
+	if (nqueued > 1)
+		qsort(queue, nqueued, sizeof(int), compare_seq);
+
+	for (int q = 0; q < nqueued; q++)
 	{
-		GpusortJobSlot *slot = NULL;
-		int			index = -1;
-		Size		need,
-					stream_bytes,
-					region;
-		int			best = -1,
-					first,
-					count,
-					w;
-		bool		fits_somewhere = false;
+		GpusortJobSlot *slot = &srv->slots[queue[q]];
 
-		for (int i = 0; i < srv->nslots; i++)
-		{
-			GpusortJobSlot *s = &srv->slots[i];
-
-			if (s->state == GPUSORT_SLOT_QUEUED && !s->finished &&
-				(slot == NULL || s->seq < slot->seq))
-			{
-				slot = s;
-				index = i;
-			}
-		}
-		if (slot == NULL)
-			break;
 #ifdef GS_INJECTION_POINTS
 		if (injection_holds_queue())
 			break;
 #endif
-
+		if (slot->state != GPUSORT_SLOT_QUEUED || slot->finished)
+			continue;
 		if (srv->state == GPUSORT_SERVER_NO_GPU || srv->state == GPUSORT_SERVER_RESTARTING)
 		{
 			reject_job(slot, GS_ERR_NO_DEVICE, "%s", srv->reason);
@@ -288,73 +381,10 @@ admit_jobs(void)
 			answer_while_starting();
 			break;				/* the GPU process starts: jobs under gpu wait */
 		}
-		if (slot->device_wanted >= srv->ndevices)
-		{
-			reject_job(slot, GS_ERR_NO_DEVICE, "GPU %d does not exist; the server has %d", slot->device_wanted, srv->ndevices);
+		if (try_admit(queue[q]))
 			continue;
-		}
-
-		need = job_device_bytes(slot);
-		if (slot->max_device_bytes != 0 && need > slot->max_device_bytes)
-		{
-			reject_job(slot, GS_ERR_MEMORY_LIMIT,
-					   "the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
-					   need / 1048576.0, slot->max_device_bytes / 1048576.0);
-			continue;
-		}
-
-		for (int d = 0; d < srv->ndevices; d++)
-		{
-			GpusortDeviceStats *dev = &srv->devices[d];
-
-			if (slot->device_wanted >= 0 && d != slot->device_wanted)
-				continue;
-			if (need > dev->budget_bytes)
-				continue;
-			fits_somewhere = true;
-			if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) < 0)
-				continue;
-			if (best < 0 || dev->reserved_bytes < srv->devices[best].reserved_bytes)
-				best = d;
-		}
-		if (!fits_somewhere)
-		{
-			reject_job(slot, GS_ERR_MEMORY_LIMIT,
-					   "the sort needs %.1f MB of device memory, more than the server's budget (gpusort.server_memory)",
-					   need / 1048576.0);
-			continue;
-		}
-		if (best < 0)
-			break;				/* the oldest job waits for memory or a worker */
-
-		/* the ring holds the input stream, then the output stream (the first limit) */
-		stream_bytes = Max(slot->n * gs_type_size(slot->type),
-						   (slot->want_keys ? slot_out_n(slot) * gs_type_size(slot->type) : 0) +
-						   (slot->want_perm ? slot_out_n(slot) * sizeof(uint32) : 0));
-		region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
-		count = (int) gpusort_area_granules(region);
-		first = find_region(count);
-		if (first < 0)
-			break;				/* the oldest job waits for room in the transfer area */
-
-		w = idle_worker(best);
-		memset(srv->granule_used + first, 1, count);
-		slot->region_offset = (Size) first * GPUSORT_AREA_GRANULE;
-		slot->region_bytes = (Size) count * GPUSORT_AREA_GRANULE;
-		srv->area_used += slot->region_bytes;
-		slot->device = best;
-		slot->reserved_bytes = need;
-		srv->devices[best].reserved_bytes += need;
-		slot->worker = w;
-		slot->generation = srv->generation;
-		slot->admitted = GetCurrentTimestamp();
-		/* the GPU process owes the job from now: one that never starts it times out */
-		store64(&slot->busy_since, monotonic_ns());
-		slot->state = GPUSORT_SLOT_RUNNING;
-
-		gpu.worker_busy[w] = true;
-		send_run(w, index, slot->seq);
-		SetLatch(slot->latch);
+		if (TimestampDifferenceExceeds(slot->submitted, now, GPU_PASS_MS))
+			break;				/* it has been passed long enough: the rest wait for it */
 	}
 	LWLockRelease(srv->lock);
 }
@@ -929,6 +959,7 @@ gpusort_server_main(Datum main_arg)
 	LWLockRelease(srv->lock);
 	on_shmem_exit(server_exit, (Datum) 0);
 	gpu.cancels = (TimedOutJob *) MemoryContextAllocZero(TopMemoryContext, sizeof(TimedOutJob) * srv->nslots);
+	gpu.queue = (int *) MemoryContextAllocZero(TopMemoryContext, sizeof(int) * srv->nslots);
 
 	gpu.next_start = GetCurrentTimestamp();
 	for (;;)

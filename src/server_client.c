@@ -111,6 +111,66 @@ wait_for(bool (*ready) (GpusortJobSlot *slot, uint64 arg), uint64 arg)
 	}
 }
 
+/*
+ * Takes the job out of the queue if it is still there; false if the server
+ * admitted or answered it meanwhile.
+ */
+static bool
+leave_queue(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	GpusortJobSlot *slot = current_job.slot;
+	bool		left = false;
+
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	if (slot->seq == current_job.seq && slot->state == GPUSORT_SLOT_QUEUED && !job_finished(slot))
+	{
+		gpusort_server_release_slot(slot);
+		current_job.active = false;
+		left = true;
+	}
+	LWLockRelease(srv->lock);
+	return left;
+}
+
+/*
+ * Waits while the job is queued, until deadline (0: as long as it takes);
+ * false when the deadline came first and the job left the queue.
+ */
+static bool
+wait_admitted(TimestampTz deadline)
+{
+	GpusortJobSlot *slot = current_job.slot;
+
+	for (;;)
+	{
+		long		timeout = 1000;
+
+		if (slot->state != GPUSORT_SLOT_QUEUED || job_finished(slot))
+			return true;
+		if (deadline != 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+			long		secs;
+			int			usecs;
+
+			if (now >= deadline)
+			{
+				if (leave_queue())
+					return false;
+				deadline = 0;	/* admitted meanwhile: it runs */
+				continue;
+			}
+			TimestampDifference(now, deadline, &secs, &usecs);
+			timeout = Min(timeout, secs * 1000 + usecs / 1000 + 1);
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 static bool
 ring_slot_free(GpusortJobSlot *slot, uint64 chunk)
 {
@@ -282,12 +342,14 @@ gpusort_server_usable(const char **reason)
 /*
  * Sorts job on the server's GPUs; returns the library's status (GS_OK or
  * why not) with err and report filled.  The input is never modified before
- * the output is complete, so a failure leaves it intact.
+ * the output is complete, so a failure leaves it intact.  A job still queued
+ * after max_queue_ms (0: no limit) leaves the queue and returns
+ * GS_ERR_NO_DEVICE, for the CPU to sort it.
  */
 gs_status
 gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
-					size_t max_device_bytes, gs_run_report *report, double *queue_ms,
-					gs_error *err)
+					size_t max_device_bytes, double max_queue_ms, gs_run_report *report,
+					double *queue_ms, gs_error *err)
 {
 	GpusortServerShared *srv = gpusort_server;
 	GpusortJobSlot *slot = NULL;
@@ -302,6 +364,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	uint64		out_chunks = gpusort_chunks(out_bytes);
 	Latch	   *server_latch;
 	gs_status	status;
+	bool		queued_too_long = false;
 
 	if (!exit_registered)
 	{
@@ -364,6 +427,13 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 		char	   *ring = NULL;
 		bool		ok = true;
 
+		if (max_queue_ms > 0 &&
+			!wait_admitted(TimestampTzPlusMilliseconds(slot->submitted, (int64) Max(max_queue_ms, 1))))
+		{
+			queued_too_long = true;
+			ok = false;
+		}
+
 		/* in: each chunk into its ring slot once the device has copied the one before it there */
 		for (uint64 i = 0; i < in_chunks && ok; i++)
 		{
@@ -392,7 +462,8 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 			store64(&slot->out_done, i + 1);
 		}
 
-		(void) wait_for(never, 0);	/* until the server has the result in the slot */
+		if (!queued_too_long)
+			(void) wait_for(never, 0);	/* until the server has the result in the slot */
 	}
 	PG_CATCH();
 	{
@@ -401,6 +472,14 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	}
 	PG_END_TRY();
 
+	if (queued_too_long)
+	{
+		snprintf(err->message, sizeof(err->message),
+				 "queued for longer than the sort would take on the CPU (%.1f ms)", max_queue_ms);
+		err->status = GS_ERR_NO_DEVICE;
+		*queue_ms = max_queue_ms;
+		return GS_ERR_NO_DEVICE;
+	}
 	status = slot->status;
 	err->status = status;
 	memcpy(err->message, slot->message, sizeof(err->message));

@@ -31,6 +31,13 @@
 #     the server sees the death all the same, a new GPU process is ready, a sort under
 #     gpu is right, and last_exit names the signal; 10 restarts of the GPU process leave
 #     the server's TopMemoryContext no larger (pg_log_backend_memory_contexts).
+#  4. small jobs pass a blocked head: with gpusort.server_memory set so that one job of
+#     2*10^6 int4 fits beside a small one but not beside another of its size, one such
+#     job is held on the GPU (the 'slow' injection) and a second queues for memory; a
+#     small sort under gpu then passes it and is right while both wait.  Once the second
+#     has waited over a second, nothing passes it: another small sort under gpu stays
+#     queued, and one under auto leaves the queue for the CPU (it waited longer than its
+#     CPU sort takes) and is right.  When the held job is cancelled, the rest run, right.
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -49,7 +56,7 @@ source "$HERE/tap.bash"
 export GS_SERVER_MODE=1
 stand_in=()
 [ "$device" = cpu ] && stand_in=(-c gpusort.server_cpu_device=on)
-own_cluster 55620 -c shared_buffers=256MB -c max_connections=100 -c gpusort.server_job_timeout=1s "${stand_in[@]}"
+own_cluster 55620 -c shared_buffers=256MB -c max_connections=100 "${stand_in[@]}"
 work=$(mktemp -d /tmp/gpusort-fairness.XXXXXX)
 chmod 777 "$work"
 bg=()
@@ -63,6 +70,8 @@ trap cleanup EXIT
 row() { q -c "SELECT $1 FROM gpusort_gpu_process()"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
+# in postgresql.auto.conf, not on the command line, so that a section can change it
+q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
 	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" 2>/dev/null; then
 	skip "a release build: no injection points (make INJECTION_POINTS=1)"
@@ -234,5 +243,38 @@ for _ in $(seq 1 10); do restart; done
 after=$(top_used)
 [ -n "$before" ] && [ -n "$after" ] && [ "$after" -le "$before" ]
 ok $? "10 restarts of the GPU process: the server's TopMemoryContext uses ${before:-?} bytes before, ${after:-?} after"
+
+# 4. admission: small jobs pass a blocked head, for a while
+q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '120s'" -c "SELECT pg_reload_conf()" >/dev/null
+q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+PGAPPNAME=fa_held PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$big" >"$work/held.out" 2>&1 &
+held_pid=$!
+bg+=($held_pid)
+wait_held 1
+need=$(q -c "SELECT ceil(sum(memory_reserved_mb)) FROM gpusort_server()")
+q -c "ALTER SYSTEM SET gpusort.server_memory = '$((need * 3 / 2))MB'" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$big" >"$work/head.out" 2>&1 &
+head_pid=$!
+bg+=($head_pid)
+for _ in $(seq 1 100); do [ "$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")" = 1 ] && break; sleep 0.05; done
+passed=$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+queued=$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")
+[ "$passed" = "t gpu:0 " ] && [ "$queued" = 1 ] && [ "$(held)" = 1 ]
+ok $? "a small sort under gpu passes a job queued for memory (${need} MB each, budget $((need * 3 / 2)) MB): $passed; still queued: $queued, held: $(held)"
+sleep 1.5
+PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$small" >"$work/behind.out" 2>&1 &
+behind_pid=$!
+bg+=($behind_pid)
+auto=$(PGOPTIONS="-c gpusort.device=auto -c statement_timeout=20s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+queued=$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")
+[ "$auto" = "t cpu " ] && [ "$queued" = 2 ]
+ok $? "once the queued job has waited over a second nothing passes it: a small sort under gpu stays queued ($queued queued), one under auto leaves for the CPU ($auto)"
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fa_held'" >/dev/null
+wait "$held_pid" "$head_pid" "$behind_pid"
+[ "$(cat "$work/head.out")" = t ] && [ "$(cat "$work/behind.out")" = t ] && grep -q "57014\|canceling" "$work/held.out" &&
+	[ "$(in_use)" = "0 0 0.0" ]
+ok $? "the held job cancelled, the queued ones run right ($(tr '\n' ' ' <"$work/head.out"), $(tr '\n' ' ' <"$work/behind.out")); in use afterwards: $(in_use)"
+q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
 
 finish
