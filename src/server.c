@@ -92,6 +92,7 @@ static struct
 	TimedOutJob *cancels;		/* one per slot */
 	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
 	int		   *queue;			/* admit_jobs' scratch: one per slot */
+	uint64		ended;			/* GPU processes of this server that ended */
 	int			nstragglers;
 } gpu = {0, -1, -1};
 
@@ -647,7 +648,7 @@ gpu_process_ended(bool reaped, int wstatus)
 	snprintf(why, sizeof(why), "the GPU process (PID %d) %s", (int) pid, how);
 
 	/* no GPU at the server's start: it said so and ended; nothing to restart */
-	if (!was_ready && srv->state == GPUSORT_SERVER_NO_GPU && srv->gpu_restarts == 0)
+	if (!was_ready && srv->state == GPUSORT_SERVER_NO_GPU && gpu.ended == 0)
 	{
 		LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 		srv->gpu_pid = 0;
@@ -667,6 +668,7 @@ gpu_process_ended(bool reaped, int wstatus)
 	settle_orphaned_jobs(srv->generation + 1, why);
 	srv->gpu_pid = 0;
 	srv->gpu_restarts++;
+	gpu.ended++;
 	strlcpy(srv->gpu_last_exit, why, sizeof(srv->gpu_last_exit));
 	srv->gpu_last_exit_at = GetCurrentTimestamp();
 	if (pause_ms > 0)
@@ -735,6 +737,10 @@ read_messages(void)
 
 			if (m.status == GS_OK)
 				dev->jobs_done++;
+			else if (m.status == GS_ERR_TIMED_OUT)
+				srv->jobs_timed_out++;
+			else if (m.status == GS_ERR_INTERRUPTED)
+				srv->jobs_withdrawn++;
 			else
 				dev->jobs_failed++;
 		}
@@ -953,8 +959,7 @@ gpusort_server_main(Datum main_arg)
 	srv->server_pid = MyProcPid;
 	srv->server_latch = MyLatch;
 	srv->started = GetCurrentTimestamp();
-	srv->gpu_restarts = 0;
-	srv->gpu_last_exit[0] = '\0';
+	/* gpu_restarts and gpu_last_exit carry on: shared memory outlives a server */
 	settle_orphaned_jobs(srv->generation + 1, "the GPU server stopped while sorting");
 	LWLockRelease(srv->lock);
 	on_shmem_exit(server_exit, (Datum) 0);

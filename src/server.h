@@ -159,7 +159,8 @@ typedef struct GpusortServerShared
 	TimestampTz started;
 	int			gpu_pid;		/* the GPU process, 0: none */
 	TimestampTz gpu_started;
-	uint64		gpu_restarts;	/* GPU processes started after one died */
+	uint64		gpu_restarts;	/* GPU processes started after one died (since the
+								 * postmaster's start: servers come and go) */
 	char		gpu_last_exit[GS_MESSAGE_LEN];	/* how the last one ended, "" if none did */
 	TimestampTz gpu_last_exit_at;
 	GpusortGpuReport gpu_report;	/* the GPU process's, read by the server */
@@ -171,6 +172,9 @@ typedef struct GpusortServerShared
 	uint64		next_seq;
 	uint64		jobs_submitted;
 	uint64		jobs_rejected;	/* answered without running: over the budget, no GPU */
+	uint64		jobs_timed_out; /* cancelled for gpusort.server_job_timeout */
+	uint64		jobs_withdrawn; /* left by their backends (a cancel, an error, or a
+								 * wait longer than the CPU sort under auto) */
 	Size		area_bytes;
 	Size		area_used;
 	char	   *area;			/* the transfer area (same address in every process) */

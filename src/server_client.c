@@ -61,8 +61,13 @@ withdraw_job(void)
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	if (slot->seq == current_job.seq && slot->state != GPUSORT_SLOT_FREE)
 	{
-		if (job_finished(slot) || slot->state == GPUSORT_SLOT_QUEUED)
+		if (job_finished(slot))
 			gpusort_server_release_slot(slot);
+		else if (slot->state == GPUSORT_SLOT_QUEUED)
+		{
+			srv->jobs_withdrawn++;
+			gpusort_server_release_slot(slot);
+		}
 		else
 		{
 			slot->withdrawn = true;
@@ -125,6 +130,7 @@ leave_queue(void)
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	if (slot->seq == current_job.seq && slot->state == GPUSORT_SLOT_QUEUED && !job_finished(slot))
 	{
+		srv->jobs_withdrawn++;
 		gpusort_server_release_slot(slot);
 		current_job.active = false;
 		left = true;
@@ -494,11 +500,13 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 /* ------------------------------------------------------------------------
  * Test builds only (make INJECTION_POINTS=1): the server's injection points
  * from SQL.  No install script declares these functions; a test creates
- * them, superuser only:
+ * them, superuser only (the functions refuse others, and the grants say so):
  *   CREATE FUNCTION gpusort_server_inject(text) RETURNS void
  *     AS '$libdir/gpusort' LANGUAGE C STRICT;
  *   CREATE FUNCTION gpusort_server_held() RETURNS int
  *     AS '$libdir/gpusort' LANGUAGE C;
+ *   REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held()
+ *     FROM PUBLIC;
  * gpusort_server_inject('queued' | 'copy-in' | 'running' | 'copy-out')
  * holds the running GPU process's jobs at that stage, 'none' lets them go on,
  * 'hang' makes the next job that has its input never return (as a hung GPU),

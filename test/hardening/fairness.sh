@@ -38,6 +38,10 @@
 #     has waited over a second, nothing passes it: another small sort under gpu stays
 #     queued, and one under auto leaves the queue for the CPU (it waited longer than its
 #     CPU sort takes) and is right.  When the held job is cancelled, the rest run, right.
+#  5. honest figures: after all of the above gpusort_server() counts no failed job (the
+#     jobs cancelled for the timeout and those withdrawn by their backends have counters
+#     of their own in gpusort_gpu_process()); a SIGTERM of the GPU server keeps the
+#     restart count and last_exit (shared memory outlives the server).
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -73,7 +77,8 @@ q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENS
 # in postgresql.auto.conf, not on the command line, so that a section can change it
 q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
-	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" 2>/dev/null; then
+	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C;
+	REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held() FROM PUBLIC" 2>/dev/null; then
 	skip "a release build: no injection points (make INJECTION_POINTS=1)"
 	finish
 fi
@@ -276,5 +281,20 @@ wait "$held_pid" "$head_pid" "$behind_pid"
 	[ "$(in_use)" = "0 0 0.0" ]
 ok $? "the held job cancelled, the queued ones run right ($(tr '\n' ' ' <"$work/head.out"), $(tr '\n' ' ' <"$work/behind.out")); in use afterwards: $(in_use)"
 q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
+
+# 5. honest figures
+figures=$(q -F ' ' -c "SELECT (SELECT sum(jobs_failed) FROM gpusort_server()), jobs_timed_out, jobs_withdrawn > 0 FROM gpusort_gpu_process()")
+[ "$figures" = "0 2 t" ]
+ok $? "jobs failed, timed out, withdrawn (any): $figures (of jobs that all ended as meant)"
+before=$(row "restarts || ' ' || last_exit")
+server=$(row server_pid)
+kill -TERM "$server"
+for _ in $(seq 1 300); do
+	[ "$(q -c "SELECT server_pid <> $server AND state = 'ready' FROM gpusort_gpu_process()" 2>/dev/null)" = t ] && break
+	sleep 0.05
+done
+after=$(row "restarts || ' ' || last_exit")
+[ -n "$before" ] && [ "$after" = "$before" ] && [ "$(row server_pid)" != "$server" ]
+ok $? "a new GPU server ($(row server_pid)) keeps the restart count and last exit: $after"
 
 finish

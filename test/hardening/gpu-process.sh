@@ -76,7 +76,8 @@ row() { q -c "SELECT $1 FROM gpusort_gpu_process()"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
-	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" 2>/dev/null; then
+	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C;
+	REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held() FROM PUBLIC" 2>/dev/null; then
 	skip "a release build: no injection points (make INJECTION_POINTS=1)"
 	finish
 fi
