@@ -35,6 +35,7 @@
 
 #include "utils/ps_status.h"
 
+#include "gpu_protocol.h"
 #include "server.h"
 
 typedef struct Worker

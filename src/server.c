@@ -49,6 +49,7 @@
 #include "utils/timestamp.h"
 
 #include "gpusort_pg.h"
+#include "gpu_protocol.h"
 #include "server.h"
 
 PGDLLEXPORT void gpusort_server_main(Datum main_arg);

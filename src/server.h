@@ -16,7 +16,8 @@
  * Who writes what: the slot's job description and state under the lock; the
  * streaming counters with plain atomic stores (the GPU process never takes a
  * PostgreSQL lock or calls PostgreSQL).  The GPU process wakes a backend
- * through the server (a pipe), which sets the backend's latch.
+ * through the server (a pipe, whose protocol is in gpu_protocol.h), which
+ * sets the backend's latch.
  */
 #ifndef GPUSORT_SERVER_H
 #define GPUSORT_SERVER_H
@@ -219,49 +220,6 @@ extern void gpusort_server_unreserve(int device, Size bytes);
 
 /* Releases what a slot holds and frees it; under the lock. */
 extern void gpusort_server_release_slot(GpusortJobSlot *slot);
-
-/*
- * Between the server and the GPU process (gpu_process.c): the commands the
- * server writes to the GPU process, and the messages it reads back.
- */
-typedef enum GpusortCommandKind
-{
-	GPUSORT_CMD_RUN,			/* worker: run the job of slot (seq) */
-	GPUSORT_CMD_EXIT_BROKEN		/* end as for a broken context (test builds' injection) */
-} GpusortCommandKind;
-
-typedef struct GpusortCommand
-{
-	int32		kind;
-	int32		worker;
-	int32		slot;
-	int32		pad;
-	uint64		seq;
-} GpusortCommand;
-
-typedef enum GpusortMessageKind
-{
-	GPUSORT_MSG_WAKE,			/* set the latch of the slot's backend */
-	GPUSORT_MSG_FINISHED,		/* the worker is done with the slot's job */
-	GPUSORT_MSG_READY,			/* the devices are ready (gpu_report) */
-	GPUSORT_MSG_NO_GPU			/* no GPU is usable (gpu_report.reason); the process ends */
-} GpusortMessageKind;
-
-typedef struct GpusortMessage
-{
-	int32		kind;
-	int32		worker;
-	int32		slot;
-	int32		status;			/* FINISHED: the job's gs_status */
-	uint64		seq;
-} GpusortMessage;
-
-/* The GPU process's exit codes, beside death by a signal. */
-#define GPUSORT_GPU_EXIT_BROKEN		70	/* a CUDA error left a context unusable */
-#define GPUSORT_GPU_EXIT_ORPHANED	71	/* the server is gone */
-#define GPUSORT_GPU_EXIT_EXIT		72	/* something in it called exit() */
-
-extern pid_t gpusort_gpu_process_start(int *command_fd, int *message_fd);
 
 /* The job a slot describes, as gs_worker_sort takes it (max_device_bytes aside). */
 static inline void
