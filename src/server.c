@@ -242,6 +242,78 @@ answer_while_starting(void)
 	}
 }
 
+/*
+ * The sessions whose jobs were in flight when a GPU process died: their jobs
+ * are answered at once (the CPU sorts them under auto) until their pause
+ * ends, a pause that doubles with each such death from BLAME_FIRST_MS to
+ * GPU_BACKOFF_MAX_MS.  A session that is not blamed again for
+ * BLAME_FORGET_MS starts over.
+ */
+#define BLAME_FIRST_MS		1000
+#define BLAME_FORGET_MS		300000
+#define BLAME_SESSIONS		64
+
+static struct
+{
+	int			pid;
+	int			deaths;
+	TimestampTz until;
+} blamed[BLAME_SESSIONS];
+
+/* Blames the backends of the jobs the dying GPU process ran; returns how many jobs. */
+static int
+blame_jobs_in_flight(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	TimestampTz now = GetCurrentTimestamp();
+	int			jobs = 0;
+
+	LWLockAcquire(srv->lock, LW_SHARED);
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+		int			b = -1;
+
+		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation != srv->generation ||
+			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE))
+			continue;
+		jobs++;
+		for (int k = 0; k < BLAME_SESSIONS && b < 0; k++)
+			if (blamed[k].pid == slot->pid)
+				b = k;
+		if (b < 0)
+		{
+			b = 0;				/* a free entry, or the one whose pause ended first */
+			for (int k = 1; k < BLAME_SESSIONS; k++)
+				if (blamed[k].until < blamed[b].until)
+					b = k;
+			blamed[b].pid = slot->pid;
+			blamed[b].deaths = 0;
+		}
+		if (TimestampDifferenceExceeds(blamed[b].until, now, BLAME_FORGET_MS))
+			blamed[b].deaths = 0;
+		blamed[b].deaths++;
+		blamed[b].until = TimestampTzPlusMilliseconds(now,
+													  Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20),
+														  GPU_BACKOFF_MAX_MS));
+		ereport(LOG,
+				(errmsg("gpusort server: the GPU process died with a job of backend %d in flight; its sorts run on the CPU for %ld ms",
+						slot->pid, Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20), GPU_BACKOFF_MAX_MS))));
+	}
+	LWLockRelease(srv->lock);
+	return jobs;
+}
+
+/* Milliseconds the session of backend pid is still paused for, or 0. */
+static long
+blamed_ms(int pid, TimestampTz now)
+{
+	for (int k = 0; k < BLAME_SESSIONS; k++)
+		if (blamed[k].pid == pid && blamed[k].until > now)
+			return (long) ((blamed[k].until - now) / 1000);
+	return 0;
+}
+
 /* Orders queued slots by submission. */
 static int
 compare_seq(const void *a, const void *b)
@@ -373,6 +445,13 @@ admit_jobs(void)
 #endif
 		if (slot->state != GPUSORT_SLOT_QUEUED || slot->finished)
 			continue;
+		if (blamed_ms(slot->pid, now) > 0)
+		{
+			reject_job(slot, GS_ERR_NO_DEVICE,
+					   "a GPU process died while it ran a job of this session, whose sorts run on the CPU for %ld ms more",
+					   blamed_ms(slot->pid, now));
+			continue;
+		}
 		if (srv->state == GPUSORT_SERVER_NO_GPU || srv->state == GPUSORT_SERVER_RESTARTING)
 		{
 			reject_job(slot, GS_ERR_NO_DEVICE, "%s", srv->reason);
@@ -657,7 +736,15 @@ gpu_process_ended(bool reaped, int wstatus)
 		return;
 	}
 
-	if (was_ready && TimestampDifferenceExceeds(gpu.ready_at, GetCurrentTimestamp(), GPU_STABLE_MS))
+	/*
+	 * A death with jobs in flight is counted against their sessions (their
+	 * next sorts run on the CPU for a while), not against every session: the
+	 * process was ready and ran jobs.  One with none counts toward the
+	 * back-off unless the process had been ready for GPU_STABLE_MS.
+	 */
+	if (was_ready && blame_jobs_in_flight() > 0)
+		gpu.failures = 0;
+	else if (was_ready && TimestampDifferenceExceeds(gpu.ready_at, GetCurrentTimestamp(), GPU_STABLE_MS))
 		gpu.failures = 0;
 	else
 		gpu.failures++;

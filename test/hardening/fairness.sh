@@ -7,7 +7,8 @@
 # stage (the test is skipped in a release build).  With --device cpu the CPU stands in
 # for a GPU in the GPU process (gpusort.server_cpu_device).
 #
-# In a throwaway cluster in server mode with gpusort.server_job_timeout = 1s:
+# In a throwaway cluster in server mode with gpusort.server_job_timeout = 3s (the bystanders'
+# sorts take a tenth of that on a busy 2-core machine):
 #  1. a job, not the process: an unprivileged session's job held on the GPU past the
 #     timeout (a long sort that stops at its next pass when cancelled) is cancelled on
 #     its own while two other sessions sort 2*10^6 int4 under gpusort.device = gpu in
@@ -22,7 +23,7 @@
 #     on the CPU and gpusort_server() answers 'starting', each within a statement_timeout
 #     of 10 s (they took milliseconds; before, each waited 30 s for the start); a sort
 #     under gpu waits for the start, which the server ends after its bound (30 s, with the
-#     job timeout at 1 s): it fails naming the bound (the failed start counts toward the
+#     job timeout at 3 s): it fails naming the bound (the failed start counts toward the
 #     back-off, during which gpu's sorts fail); last_exit says why; the next GPU process
 #     is ready and sorts right.
 #  3. see every death: every descriptor of the GPU process past stderr is close-on-exec;
@@ -42,6 +43,11 @@
 #     jobs cancelled for the timeout and those withdrawn by their backends have counters
 #     of their own in gpusort_gpu_process()); a SIGTERM of the GPU server keeps the
 #     restart count and last_exit (shared memory outlives the server).
+#  6. the back-off counts against the session whose job was in flight: with one session's
+#     job held on the GPU the GPU process is killed; that session's sort under auto is
+#     right on the CPU, and its next sort, under gpu, is answered at once with the pause
+#     named (it does not wait for the new GPU process); another session's sort under gpu
+#     is right on the new GPU process, which the server started at once (no back-off).
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -75,7 +81,7 @@ row() { q -c "SELECT $1 FROM gpusort_gpu_process()"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
 # in postgresql.auto.conf, not on the command line, so that a section can change it
-q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
+q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
 	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C;
 	REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held() FROM PUBLIC" 2>/dev/null; then
@@ -280,7 +286,7 @@ wait "$held_pid" "$head_pid" "$behind_pid"
 [ "$(cat "$work/head.out")" = t ] && [ "$(cat "$work/behind.out")" = t ] && grep -q "57014\|canceling" "$work/held.out" &&
 	[ "$(in_use)" = "0 0 0.0" ]
 ok $? "the held job cancelled, the queued ones run right ($(tr '\n' ' ' <"$work/head.out"), $(tr '\n' ' ' <"$work/behind.out")); in use afterwards: $(in_use)"
-q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
+q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
 
 # 5. honest figures
 figures=$(q -F ' ' -c "SELECT (SELECT sum(jobs_failed) FROM gpusort_server()), jobs_timed_out, jobs_withdrawn > 0 FROM gpusort_gpu_process()")
@@ -296,5 +302,23 @@ done
 after=$(row "restarts || ' ' || last_exit")
 [ -n "$before" ] && [ "$after" = "$before" ] && [ "$(row server_pid)" != "$server" ]
 ok $? "a new GPU server ($(row server_pid)) keeps the restart count and last exit: $after"
+
+# 6. the back-off counts against the session whose job was in flight
+gpu=$(row gpu_pid)
+q -c "SELECT gpusort_server_inject('running')" >/dev/null
+PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
+	-c "SET gpusort.device = gpu" -c "$small" >"$work/blamed.out" 2>&1 &
+s=$!
+bg+=($s)
+wait_held 1
+kill -KILL "$gpu"
+wait "$s"
+wait_new_gpu "$gpu"
+other=$(PGOPTIONS="-c gpusort.device=gpu" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+mine=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/blamed.out" | head -2 | tr '\n' ' ')
+[ "$mine" = "t cpu " ] && grep -q "ERROR:  no GPU is usable" "$work/blamed.out" &&
+	grep -q "a GPU process died while it ran a job of this session" "$work/blamed.out" &&
+	[ "$other" = "t gpu:0 " ] && grep -q "(PID $gpu) ended on signal 9: Killed; starting another now" "$GS_PGDIR/server.log"
+ok $? "a death with one session's job in flight pauses that session ($(tr '\n' ' ' <"$work/blamed.out" | cut -c1-300)), not another ($other)"
 
 finish
