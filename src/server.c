@@ -204,6 +204,16 @@ idle_worker(int device)
 	return -1;
 }
 
+/* Whether any worker thread of the GPU process is idle. */
+static bool
+any_idle_worker(void)
+{
+	for (int i = 0; i < gpu.nworkers; i++)
+		if (!gpu.worker_busy[i])
+			return true;
+	return false;
+}
+
 /* Hands slot's job to worker w of the GPU process. */
 static void
 send_run(int w, int slot_index, uint64 seq)
@@ -462,6 +472,8 @@ admit_jobs(void)
 			answer_while_starting();
 			break;				/* the GPU process starts: jobs under gpu wait */
 		}
+		if (!any_idle_worker())
+			break;				/* nothing can be admitted until a worker is free */
 		if (try_admit(queue[q]))
 			continue;
 		if (TimestampDifferenceExceeds(slot->submitted, now, GPU_PASS_MS))
