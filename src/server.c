@@ -17,12 +17,15 @@
  * The fault domain.  The GPU process is the server's child, not the
  * postmaster's: when it dies (a signal, a CUDA error that leaves a context
  * unusable, or the server ending it because a job did not stop within
- * GPU_CANCEL_GRACE_MS of such a cancel), the server sees its message pipe close,
- * fails the jobs it was running (their backends sort on the CPU under
- * gpusort.device = auto, or report the error), gives back their device
- * memory, and starts another; queued jobs wait for it.  A GPU process that
- * keeps dying is started again after a growing pause, during which sorts run
- * on the CPU (or fail under gpu).  PostgreSQL sees none of this.  The server
+ * GPU_CANCEL_GRACE_MS of such a cancel), the server reaps it (SIGCHLD, or
+ * its message pipe's end), fails the jobs it was running (their backends
+ * sort on the CPU under gpusort.device = auto, or report the error), gives
+ * back their device memory, and starts another; queued jobs under gpu wait
+ * for it, the others go to the CPU.  The sessions of the jobs in flight at a
+ * death are paused for a while (blame_jobs_in_flight); a GPU process that
+ * keeps dying with no job in flight is started again after a growing pause,
+ * during which sorts run on the CPU (or fail under gpu).  PostgreSQL sees
+ * none of this.  The server
  * itself is still a PostgreSQL child attached to shared memory, as is every
  * backend; its death restarts the cluster, which is why it does no CUDA and
  * stays small.  However the server ends, its exit ends the GPU process and
