@@ -55,6 +55,7 @@ q <<'SQL'
 CREATE EXTENSION IF NOT EXISTS gpusort;
 CREATE EXTENSION IF NOT EXISTS intarray;
 CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '$libdir/gpusort' LANGUAGE C STRICT;
+REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text) FROM PUBLIC;
 SELECT setseed(0.25);
 CREATE TABLE arr5 AS SELECT array_agg((random() * 2e9 - 1e9)::int4) AS a FROM generate_series(1, 100000);
 CREATE TABLE fd_errors (at timestamptz, sqlstate text, message text);

@@ -62,6 +62,7 @@ typedef enum gs_status
 	GS_ERR_CUDA,				/* any other CUDA error; the message names it */
 	GS_ERR_INTERRUPTED,			/* the interrupt callback asked to stop */
 	GS_ERR_GPU_LOST,			/* the process (or GPU) running the job is gone */
+	GS_ERR_TIMED_OUT,			/* the job ran past its caller's time limit and was stopped */
 	GS_NUM_STATUSES
 } gs_status;
 

@@ -48,7 +48,7 @@ gs_status_name(gs_status s)
 	static const char *const names[GS_NUM_STATUSES] = {
 		"ok", "invalid argument", "too large", "out of host memory",
 		"out of device memory", "device memory limit", "built without cuda",
-		"no driver", "no device", "cuda error", "interrupted", "gpu lost"
+		"no driver", "no device", "cuda error", "interrupted", "gpu lost", "timed out"
 	};
 
 	return (unsigned) s < GS_NUM_STATUSES ? names[s] : "unknown";

@@ -49,7 +49,8 @@ esac
 # Each area's own limit (seconds).  Under hardening.sh concurrency runs 8 clients
 # for 30 s unless --concurrency-args says otherwise; standalone it defaults to 60 s.
 declare -A limit=([concurrency]=180 [kill]=150 [leaks]=240 [cancel]=240 [faults]=150
-				  [limits]=300 [valgrind]=420 [server]=240 [lifecycle]=420 [gpu-process]=240)
+				  [limits]=300 [valgrind]=420 [server]=240 [lifecycle]=420 [gpu-process]=240
+				  [fairness]=240)
 # valgrind's full form (the whole pg_regress suite under memcheck) takes about 50 minutes:
 # it runs by hand (bash test/hardening/valgrind.sh --device cpu), not under this budget
 declare -A default_args=([concurrency]="--seconds 30" [valgrind]="--quick")

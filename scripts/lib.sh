@@ -252,6 +252,15 @@ gs_start_cluster() {
 		-o "-k $GS_PGDIR -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $(gs_server_option) $*" >/dev/null ||
 		{ tail -20 "$GS_PGDIR/server.log" >&2; return 1; }
 	export PGHOST=$GS_PGDIR PGPORT=${GS_PGPORT:-55432} PGUSER=gpusort PGDATABASE=postgres
+	# server mode: sorts do not wait while the GPU process starts (auto sorts on the
+	# CPU meanwhile), so tests start once it is ready or has found no GPU (60 s at most)
+	if [ "${GS_SERVER_MODE:-1}" != 0 ]; then
+		for _ in $(seq 1 600); do
+			[ "$(psql -X -At -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'gpusort GPU server'
+				AND query LIKE 'GPU process %' AND query NOT LIKE '%: starting;%'" 2>/dev/null)" = 1 ] && break
+			sleep 0.1
+		done
+	fi
 }
 
 # The server setting of gs_start_cluster's mode (see there).

@@ -14,7 +14,9 @@
  * start (GpusortGpuReport).  It talks to the server through two pipes:
  * commands in (run this slot's job on that worker), messages out (wake that
  * slot's backend, a worker has finished, the devices are ready).  The
- * message pipe closes when it dies, which is how the server learns of it.
+ * server learns of its death by reaping it (and by the message pipe's end);
+ * every descriptor it has is close-on-exec, so that a program a library
+ * execs keeps none of them open.
  *
  * The worker threads, gpusort.server_streams per GPU, each run one job at a
  * time with kernels/ (gs_worker_sort on a stream of their own).  The main
@@ -22,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,6 +35,7 @@
 
 #include "utils/ps_status.h"
 
+#include "gpu_protocol.h"
 #include "server.h"
 
 typedef struct Worker
@@ -54,10 +58,10 @@ static int	message_fd = -1;
 
 #ifdef GS_INJECTION_POINTS
 static bool cpu_device = false;	/* the CPU stands in for GPU 0 */
-#define INJECTION_HOLD(stage) injection_hold(stage)
+#define INJECTION_HOLD(stage, slot) injection_hold(stage, slot)
 #else
 #define cpu_device false
-#define INJECTION_HOLD(stage) ((void) 0)
+#define INJECTION_HOLD(stage, slot) ((void) 0)
 #endif
 
 /* Monotonic nanoseconds, the clock of GpusortJobSlot.busy_since. */
@@ -99,10 +103,12 @@ send_message(GpusortMessageKind kind, int worker, int slot, uint64 seq, gs_statu
  * process, until it is cleared.  It does not look at the job's cancel flag:
  * the job is as busy as one inside a long copy or sort.  At 'hang' the
  * worker never comes back, as in a kernel that never returns: on a GPU it
- * runs one (gs_inject_hang), on the CPU stand-in it spins.
+ * runs one (gs_inject_hang), on the CPU stand-in it spins.  At 'slow' the
+ * first worker to get there takes the injection (it is cleared) and waits
+ * for its job's cancel flag, as a long sort that looks at it between passes.
  */
 static void
-injection_hold(GpusortInjection stage)
+injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
 {
 	GpusortServerShared *srv = gpusort_server;
 	struct timespec ts = {0, 1000000};
@@ -110,6 +116,17 @@ injection_hold(GpusortInjection stage)
 
 	if (srv->inject_generation != srv->generation)
 		return;
+	if (now == GPUSORT_INJECT_SLOW && stage == GPUSORT_INJECT_RUNNING)
+	{
+		if (!__atomic_compare_exchange_n(&srv->inject, &now, GPUSORT_INJECT_NONE, false,
+										 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+		__atomic_add_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
+		while (!__atomic_load_n(&slot->cancel, __ATOMIC_ACQUIRE))
+			nanosleep(&ts, NULL);
+		__atomic_sub_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
+		return;
+	}
 	if (now == GPUSORT_INJECT_HANG && stage == GPUSORT_INJECT_RUNNING)
 	{
 		__atomic_add_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
@@ -173,7 +190,7 @@ io_input_ready(void *arg, size_t chunk)
 	StreamArg  *a = (StreamArg *) arg;
 
 	if (chunk == Min(1, a->in_chunks - 1))
-		INJECTION_HOLD(GPUSORT_INJECT_COPY_IN);
+		INJECTION_HOLD(GPUSORT_INJECT_COPY_IN, a->slot);
 	return wait_counter(a, &a->slot->in_ready, chunk + 1);
 }
 
@@ -187,7 +204,7 @@ io_input_done(void *arg, size_t chunk)
 	if (a->in_chunks > GPUSORT_RING_SLOTS)
 		send_message(GPUSORT_MSG_WAKE, a->worker, a->slot_index, a->seq, GS_OK);
 	if (chunk + 1 == a->in_chunks)
-		INJECTION_HOLD(GPUSORT_INJECT_RUNNING);
+		INJECTION_HOLD(GPUSORT_INJECT_RUNNING, a->slot);
 }
 
 static bool
@@ -196,7 +213,7 @@ io_output_free(void *arg, size_t chunk)
 	StreamArg  *a = (StreamArg *) arg;
 
 	if (chunk == 0)
-		INJECTION_HOLD(GPUSORT_INJECT_COPY_OUT);
+		INJECTION_HOLD(GPUSORT_INJECT_COPY_OUT, a->slot);
 	if (chunk < GPUSORT_RING_SLOTS)
 		return !__atomic_load_n(&a->slot->cancel, __ATOMIC_ACQUIRE);
 	return wait_counter(a, &a->slot->out_done, chunk + 1 - GPUSORT_RING_SLOTS);
@@ -356,8 +373,12 @@ run_job(Worker *w, int slot_index, uint64 seq)
 		status = gs_worker_sort(w->gw, &job, &io, &rep, &err);
 	store64(&slot->busy_since, 0);
 
+	/* a job the server cancelled for its time on the GPU: the server wrote the message */
+	if (status == GS_ERR_INTERRUPTED && __atomic_load_n(&slot->timed_out, __ATOMIC_ACQUIRE))
+		status = GS_ERR_TIMED_OUT;
+	else
+		memcpy(slot->message, err.message, sizeof(slot->message));
 	slot->status = status;
-	memcpy(slot->message, err.message, sizeof(slot->message));
 	slot->report = rep;
 	__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
 	send_message(GPUSORT_MSG_WAKE, w->index, slot_index, seq, GS_OK);
@@ -529,6 +550,33 @@ start_devices(GpusortGpuReport *report)
 }
 
 /*
+ * Marks every descriptor the process inherited from the server (the
+ * postmaster's sockets and pipes, the server's latch) close-on-exec, so that
+ * no program a library execs holds them; its own pipes are so already.
+ */
+static void
+close_on_exec_all(void)
+{
+	DIR		   *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (dir == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL)
+	{
+		int			fd = atoi(de->d_name);
+		int			flags;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd <= 2 || fd == dirfd(dir))
+			continue;
+		flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && !(flags & FD_CLOEXEC))
+			(void) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+	}
+	closedir(dir);
+}
+
+/*
  * The process's own set-up after the fork: every signal handler of
  * PostgreSQL's gives way to the default (SIGTERM and the like end it, as
  * SIGKILL does; SIGFPE, which a backend turns into an ERROR, kills it rather
@@ -559,6 +607,7 @@ detach_from_server(pid_t server_pid)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != server_pid)
 		_exit(GPUSORT_GPU_EXIT_ORPHANED);
 	init_ps_display("gpusort GPU process");
+	close_on_exec_all();
 }
 
 /*
@@ -582,6 +631,12 @@ gpu_process_main(pid_t server_pid, int command_fd)
 	if (atexit(exit_without_postgres) != 0)
 		_exit(GPUSORT_GPU_EXIT_EXIT);
 	detach_from_server(server_pid);
+#ifdef GS_INJECTION_POINTS
+	/* a start that hangs (in the driver, say): only the server's bound ends it */
+	if (__atomic_exchange_n(&gpusort_server->inject_start_hang, 0, __ATOMIC_ACQ_REL))
+		for (;;)
+			pause();
+#endif
 	if (!start_devices(report))
 	{
 		send_message(GPUSORT_MSG_NO_GPU, -1, -1, 0, GS_ERR_NO_DEVICE);
@@ -624,9 +679,14 @@ gpusort_gpu_process_start(int *command_fd, int *message_fd_out)
 	pid_t		server_pid = getpid();
 	pid_t		pid;
 
-	if (pipe(cmd) != 0)
+	/*
+	 * Close-on-exec: a helper that CUDA or NVML starts with fork and exec
+	 * must not hold the message pipe's write end, which would keep the pipe
+	 * open after the GPU process died.
+	 */
+	if (pipe2(cmd, O_CLOEXEC) != 0)
 		return -1;
-	if (pipe(msg) != 0)
+	if (pipe2(msg, O_CLOEXEC) != 0)
 	{
 		close(cmd[0]);
 		close(cmd[1]);

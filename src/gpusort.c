@@ -25,6 +25,7 @@
 #endif
 #include "utils/builtins.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 
 #include "gpusort_pg.h"
 #include "server.h"
@@ -231,6 +232,13 @@ gpu_error(gs_status status, const char *message)
 					 errdetail("The GPU server reported: %s.", message),
 					 errhint("The GPU server starts the GPU process again: the statement can be retried.  Set gpusort.device to \"auto\" to sort on the CPU when the GPU fails.")));
 			break;
+		case GS_ERR_TIMED_OUT:
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("the GPU sort ran longer than gpusort.server_job_timeout allows"),
+					 errdetail("The GPU server reported: %s.", message),
+					 errhint("Raise gpusort.server_job_timeout, or set gpusort.device to \"auto\" to sort such arrays on the CPU.")));
+			break;
 		case GS_ERR_CUDA:
 			ereport(ERROR,
 					(errcode(ERRCODE_SYSTEM_ERROR),
@@ -266,7 +274,8 @@ gpu_fallback(gs_status status, const char *message)
 		ereport(WARNING,
 				(errcode(ERRCODE_SYSTEM_ERROR),
 				 errmsg("GPU sort failed, sorting on the CPU instead"),
-				 status == GS_ERR_GPU_LOST ? errdetail("The GPU server reported: %s.", message) :
+				 status == GS_ERR_GPU_LOST || status == GS_ERR_TIMED_OUT ?
+				 errdetail("The GPU server reported: %s.", message) :
 				 errdetail("The GPU library reported: %s.", message),
 				 errhint("Set gpusort.device to \"cpu\" to stop trying the GPU.")));
 }
@@ -411,8 +420,62 @@ run_gpu(const GpusortJob *job, int device)
 }
 
 /*
+ * A sort of this backend's that the GPU server cancelled for running longer
+ * than gpusort.server_job_timeout: under auto, the backend's sorts of at
+ * least that many elements run on the CPU for TIMED_OUT_CPU_MS, so that a
+ * session whose sorts keep timing out pays for them itself, on its own CPU,
+ * instead of holding a worker of the GPU process for the timeout each time.
+ */
+#define TIMED_OUT_CPU_MS	60000
+
+static struct
+{
+	size_t		n;				/* 0: none */
+	TimestampTz until;
+} timed_out;
+
+/* Whether a sort of n elements is to run on the CPU after a timed-out one. */
+static bool
+timed_out_recently(size_t n)
+{
+	if (timed_out.n == 0 || n < timed_out.n)
+		return false;
+	if (GetCurrentTimestamp() >= timed_out.until)
+	{
+		timed_out.n = 0;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * What a CPU sort takes per element in this backend, learned from its CPU
+ * sorts of at least CPU_RATE_MIN_N elements (a moving average), for how long
+ * a sort under auto may wait in the GPU server's queue: no longer than it
+ * would take on the CPU.  Before the first such sort, CPU_RATE_DEFAULT_NS.
+ */
+#define CPU_RATE_MIN_N		10000
+#define CPU_RATE_DEFAULT_NS	30.0
+
+static double cpu_ns_per_element = CPU_RATE_DEFAULT_NS;
+
+static void
+learn_cpu_rate(size_t n, double sort_ms)
+{
+	if (n >= CPU_RATE_MIN_N && sort_ms > 0)
+		cpu_ns_per_element = 0.75 * cpu_ns_per_element + 0.25 * (sort_ms * 1e6 / n);
+}
+
+static double
+cpu_sort_estimate_ms(size_t n)
+{
+	return Max(n * cpu_ns_per_element / 1e6, 1.0);
+}
+
+/*
  * Sorts through the GPU server; returns false when the sort must run on the
- * CPU instead (only under auto).  *touched says whether dest may have been
+ * CPU instead (only under auto).  Under auto a job still queued after its
+ * CPU sort's estimated time leaves the queue and sorts on the CPU.  *touched says whether dest may have been
  * written, so that the CPU sort must refill it.
  */
 static bool
@@ -426,6 +489,13 @@ run_server(const GpusortJob *job, bool *touched)
 		return false;
 	if (gpusort_device == GPUSORT_DEVICE_AUTO && job->n < (size_t) gpusort_gpu_min_elements)
 		return false;
+	if (gpusort_device == GPUSORT_DEVICE_AUTO && timed_out_recently(job->n))
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("gpusort: sorting %zu elements on the CPU: a sort of %zu timed out on the GPU server",
+								 job->n, timed_out.n)));
+		return false;
+	}
 	if (!gpusort_server_usable(&reason))
 	{
 		if (gpusort_device == GPUSORT_DEVICE_GPU)
@@ -459,6 +529,7 @@ run_server(const GpusortJob *job, bool *touched)
 		memset(&err, 0, sizeof(err));
 		status = gpusort_server_sort(job, input, gpusort_device_id,
 									 (size_t) gpusort_max_device_memory * 1024 * 1024,
+									 gpusort_device == GPUSORT_DEVICE_AUTO ? cpu_sort_estimate_ms(job->n) : 0,
 									 &report, &queue_ms, &err);
 		if (status == GS_OK)
 		{
@@ -483,6 +554,11 @@ run_server(const GpusortJob *job, bool *touched)
 						 errdetail("The GPU server reported: %s.", err.message),
 						 errhint("Set gpusort.device_id to -1 to use any GPU.")));
 			return false;
+		}
+		if (status == GS_ERR_TIMED_OUT)
+		{
+			timed_out.n = timed_out.n == 0 ? job->n : Min(timed_out.n, job->n);
+			timed_out.until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), TIMED_OUT_CPU_MS);
 		}
 		gpu_fallback(status, err.message);
 		return false;
@@ -547,6 +623,7 @@ run_cpu(const GpusortJob *job, int first_attempt)
 	}
 
 	pfree(scratch);
+	learn_cpu_rate(job->n, sort_ms);
 	record_run(job, -1, GS_ALGO_RADIX, copy_ms, sort_ms, 0, elapsed_ms(total_start));
 }
 

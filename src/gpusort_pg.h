@@ -109,8 +109,8 @@ extern bool gpusort_server_mode;
 /* server_client.c: sorts through the GPU server (server mode only) */
 extern bool gpusort_server_usable(const char **reason);
 extern gs_status gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
-									 size_t max_device_bytes, gs_run_report *report,
-									 double *queue_ms, gs_error *err);
+									 size_t max_device_bytes, double max_queue_ms,
+									 gs_run_report *report, double *queue_ms, gs_error *err);
 extern const gs_runtime_info *gpusort_server_runtime(void);
 
 /*

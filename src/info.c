@@ -192,7 +192,6 @@ gpusort_server_status(PG_FUNCTION_ARGS)
 	if (!gpusort_server_mode || srv == NULL)
 		return (Datum) 0;
 
-	gpusort_server_wait_started();
 	LWLockAcquire(srv->lock, LW_SHARED);
 	memcpy(&copy, srv, offsetof(GpusortServerShared, slots));
 	memcpy(devices, srv->devices, sizeof(devices));
@@ -258,8 +257,8 @@ gpusort_gpu_process(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	GpusortServerShared *srv = gpusort_server;
-	Datum		values[8];
-	bool		nulls[8];
+	Datum		values[10];
+	bool		nulls[10];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!gpusort_server_mode || srv == NULL)
@@ -281,6 +280,8 @@ gpusort_gpu_process(PG_FUNCTION_ARGS)
 	nulls[6] = srv->gpu_last_exit[0] == '\0';
 	values[7] = CStringGetTextDatum(srv->reason);
 	nulls[7] = !(srv->state == GPUSORT_SERVER_NO_GPU || srv->state == GPUSORT_SERVER_RESTARTING);
+	values[8] = Int64GetDatum((int64) srv->jobs_timed_out);
+	values[9] = Int64GetDatum((int64) srv->jobs_withdrawn);
 	LWLockRelease(srv->lock);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;

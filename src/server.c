@@ -5,19 +5,27 @@
  *
  * The server calls no CUDA.  It admits queued jobs in submission order (a
  * job waits while no worker thread of the GPU process, no device memory
- * within the budget or no region of the transfer area is free), hands each to
+ * within the budget or no region of the transfer area is free; later jobs
+ * that fit may pass it for GPU_PASS_MS), hands each to
  * a worker thread through the GPU process's command pipe, and sets the
  * latches of the backends the GPU process wants woken.
  *
+ * A job busy on its GPU for longer than gpusort.server_job_timeout is
+ * cancelled on its own: its worker stops at the next chunk or pass, and the
+ * GPU process and the other jobs go on.
+ *
  * The fault domain.  The GPU process is the server's child, not the
  * postmaster's: when it dies (a signal, a CUDA error that leaves a context
- * unusable, or the server ending it because a job was busy on its GPU longer
- * than gpusort.server_job_timeout), the server sees its message pipe close,
- * fails the jobs it was running (their backends sort on the CPU under
- * gpusort.device = auto, or report the error), gives back their device
- * memory, and starts another; queued jobs wait for it.  A GPU process that
- * keeps dying is started again after a growing pause, during which sorts run
- * on the CPU (or fail under gpu).  PostgreSQL sees none of this.  The server
+ * unusable, or the server ending it because a job did not stop within
+ * GPU_CANCEL_GRACE_MS of such a cancel), the server reaps it (SIGCHLD, or
+ * its message pipe's end), fails the jobs it was running (their backends
+ * sort on the CPU under gpusort.device = auto, or report the error), gives
+ * back their device memory, and starts another; queued jobs under gpu wait
+ * for it, the others go to the CPU.  The sessions of the jobs in flight at a
+ * death are paused for a while (blame_jobs_in_flight); a GPU process that
+ * keeps dying with no job in flight is started again after a growing pause,
+ * during which sorts run on the CPU (or fail under gpu).  PostgreSQL sees
+ * none of this.  The server
  * itself is still a PostgreSQL child attached to shared memory, as is every
  * backend; its death restarts the cluster, which is why it does no CUDA and
  * stays small.  However the server ends, its exit ends the GPU process and
@@ -44,6 +52,7 @@
 #include "utils/timestamp.h"
 
 #include "gpusort_pg.h"
+#include "gpu_protocol.h"
 #include "server.h"
 
 PGDLLEXPORT void gpusort_server_main(Datum main_arg);
@@ -55,8 +64,21 @@ PGDLLEXPORT void gpusort_server_main(Datum main_arg);
 #define GPU_BACKOFF_MAX_MS		30000
 /* How often the server looks at the jobs' time on the GPU while the timeout is on. */
 #define GPU_WATCH_MS			100
-/* The longest a GPU process may take to find its GPUs (or the job timeout, if longer). */
-#define GPU_START_TIMEOUT_MS	60000
+/* The longest a GPU process may take to find its GPUs and say so. */
+#define GPU_START_TIMEOUT_MS	30000
+/* How long a queued job that must wait may be passed by later jobs that fit. */
+#define GPU_PASS_MS				1000
+/* How long the server waits for a GPU process it sent SIGKILL to end. */
+#define GPU_REAP_MS				5000
+/* How long a job cancelled for gpusort.server_job_timeout may take to stop. */
+#define GPU_CANCEL_GRACE_MS		5000
+
+/* A job the server cancelled for its time on the GPU: which, and when. */
+typedef struct TimedOutJob
+{
+	uint64		seq;
+	uint64		at_ns;			/* monotonic_ns() */
+} TimedOutJob;
 
 /* The server's view of the GPU process. */
 static struct
@@ -71,6 +93,11 @@ static struct
 	char		kill_reason[GS_MESSAGE_LEN];	/* the server ended it: why */
 	int			nworkers;
 	bool	   *worker_busy;
+	TimedOutJob *cancels;		/* one per slot */
+	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
+	int		   *queue;			/* admit_jobs' scratch: one per slot */
+	uint64		ended;			/* GPU processes of this server that ended */
+	int			nstragglers;
 } gpu = {0, -1, -1};
 
 /* Answers a job without running it; under the lock. */
@@ -180,6 +207,16 @@ idle_worker(int device)
 	return -1;
 }
 
+/* Whether any worker thread of the GPU process is idle. */
+static bool
+any_idle_worker(void)
+{
+	for (int i = 0; i < gpu.nworkers; i++)
+		if (!gpu.worker_busy[i])
+			return true;
+	return false;
+}
+
 /* Hands slot's job to worker w of the GPU process. */
 static void
 send_run(int w, int slot_index, uint64 seq)
@@ -200,121 +237,250 @@ send_run(int w, int slot_index, uint64 seq)
 }
 
 /*
- * Admits queued jobs in submission order while the oldest one finds a
- * worker, device memory and a region; a job that can never fit is answered
- * at once.
+ * While the GPU process starts, queued jobs that need not wait for it (all
+ * but those of gpusort.device = gpu) are answered at once: their backends
+ * sort on the CPU.  Under the lock.
+ */
+static void
+answer_while_starting(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *s = &srv->slots[i];
+
+		if (s->state == GPUSORT_SLOT_QUEUED && !s->finished && !s->waits_for_start)
+			reject_job(s, GS_ERR_NO_DEVICE, "the GPU process is starting");
+	}
+}
+
+/*
+ * The sessions whose jobs were in flight when a GPU process died: their jobs
+ * are answered at once (the CPU sorts them under auto) until their pause
+ * ends, a pause that doubles with each such death from BLAME_FIRST_MS to
+ * GPU_BACKOFF_MAX_MS.  A session that is not blamed again for
+ * BLAME_FORGET_MS starts over.
+ */
+#define BLAME_FIRST_MS		1000
+#define BLAME_FORGET_MS		300000
+#define BLAME_SESSIONS		64
+
+static struct
+{
+	int			pid;
+	int			deaths;
+	TimestampTz until;
+} blamed[BLAME_SESSIONS];
+
+/* Blames the backends of the jobs the dying GPU process ran; returns how many jobs. */
+static int
+blame_jobs_in_flight(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	TimestampTz now = GetCurrentTimestamp();
+	int			jobs = 0;
+
+	LWLockAcquire(srv->lock, LW_SHARED);
+	for (int i = 0; i < srv->nslots; i++)
+	{
+		GpusortJobSlot *slot = &srv->slots[i];
+		int			b = -1;
+
+		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation != srv->generation ||
+			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE))
+			continue;
+		jobs++;
+		for (int k = 0; k < BLAME_SESSIONS && b < 0; k++)
+			if (blamed[k].pid == slot->pid)
+				b = k;
+		if (b < 0)
+		{
+			b = 0;				/* a free entry, or the one whose pause ended first */
+			for (int k = 1; k < BLAME_SESSIONS; k++)
+				if (blamed[k].until < blamed[b].until)
+					b = k;
+			blamed[b].pid = slot->pid;
+			blamed[b].deaths = 0;
+		}
+		if (TimestampDifferenceExceeds(blamed[b].until, now, BLAME_FORGET_MS))
+			blamed[b].deaths = 0;
+		blamed[b].deaths++;
+		blamed[b].until = TimestampTzPlusMilliseconds(now,
+													  Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20),
+														  GPU_BACKOFF_MAX_MS));
+		ereport(LOG,
+				(errmsg("gpusort server: the GPU process died with a job of backend %d in flight; its sorts run on the CPU for %ld ms",
+						slot->pid, Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20), GPU_BACKOFF_MAX_MS))));
+	}
+	LWLockRelease(srv->lock);
+	return jobs;
+}
+
+/* Milliseconds the session of backend pid is still paused for, or 0. */
+static long
+blamed_ms(int pid, TimestampTz now)
+{
+	for (int k = 0; k < BLAME_SESSIONS; k++)
+		if (blamed[k].pid == pid && blamed[k].until > now)
+			return (long) ((blamed[k].until - now) / 1000);
+	return 0;
+}
+
+/* Orders queued slots by submission. */
+static int
+compare_seq(const void *a, const void *b)
+{
+	uint64		x = gpusort_server->slots[*(const int *) a].seq;
+	uint64		y = gpusort_server->slots[*(const int *) b].seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Admits a queued job if a worker, device memory and a region are free for
+ * it; answers at once one that can never fit.  Returns whether it is done
+ * with (admitted or answered): false while it waits.  Under the lock.
+ */
+static bool
+try_admit(int index)
+{
+	GpusortServerShared *srv = gpusort_server;
+	GpusortJobSlot *slot = &srv->slots[index];
+	Size		need,
+				stream_bytes,
+				region;
+	int			best = -1,
+				first,
+				count,
+				w;
+	bool		fits_somewhere = false;
+
+	if (slot->device_wanted >= srv->ndevices)
+	{
+		reject_job(slot, GS_ERR_NO_DEVICE, "GPU %d does not exist; the server has %d", slot->device_wanted, srv->ndevices);
+		return true;
+	}
+
+	need = job_device_bytes(slot);
+	if (slot->max_device_bytes != 0 && need > slot->max_device_bytes)
+	{
+		reject_job(slot, GS_ERR_MEMORY_LIMIT,
+				   "the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
+				   need / 1048576.0, slot->max_device_bytes / 1048576.0);
+		return true;
+	}
+
+	for (int d = 0; d < srv->ndevices; d++)
+	{
+		GpusortDeviceStats *dev = &srv->devices[d];
+
+		if (slot->device_wanted >= 0 && d != slot->device_wanted)
+			continue;
+		if (need > dev->budget_bytes)
+			continue;
+		fits_somewhere = true;
+		if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) < 0)
+			continue;
+		if (best < 0 || dev->reserved_bytes < srv->devices[best].reserved_bytes)
+			best = d;
+	}
+	if (!fits_somewhere)
+	{
+		reject_job(slot, GS_ERR_MEMORY_LIMIT,
+				   "the sort needs %.1f MB of device memory, more than the server's budget (gpusort.server_memory)",
+				   need / 1048576.0);
+		return true;
+	}
+	if (best < 0)
+		return false;			/* it waits for memory or a worker */
+
+	/* the ring holds the input stream, then the output stream (the first limit) */
+	stream_bytes = Max(slot->n * gs_type_size(slot->type),
+					   (slot->want_keys ? slot_out_n(slot) * gs_type_size(slot->type) : 0) +
+					   (slot->want_perm ? slot_out_n(slot) * sizeof(uint32) : 0));
+	region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
+	count = (int) gpusort_area_granules(region);
+	first = find_region(count);
+	if (first < 0)
+		return false;			/* it waits for room in the transfer area */
+
+	w = idle_worker(best);
+	memset(srv->granule_used + first, 1, count);
+	slot->region_offset = (Size) first * GPUSORT_AREA_GRANULE;
+	slot->region_bytes = (Size) count * GPUSORT_AREA_GRANULE;
+	srv->area_used += slot->region_bytes;
+	slot->device = best;
+	slot->reserved_bytes = need;
+	srv->devices[best].reserved_bytes += need;
+	slot->worker = w;
+	slot->generation = srv->generation;
+	slot->admitted = GetCurrentTimestamp();
+	/* the GPU process owes the job from now: one that never starts it times out */
+	store64(&slot->busy_since, monotonic_ns());
+	slot->state = GPUSORT_SLOT_RUNNING;
+
+	gpu.worker_busy[w] = true;
+	send_run(w, index, slot->seq);
+	SetLatch(slot->latch);
+	return true;
+}
+
+/*
+ * Admits queued jobs in submission order.  A job that must wait (for memory,
+ * a worker or room in the transfer area) may be passed by later jobs that
+ * fit, until it has waited GPU_PASS_MS: from then on nothing passes it, so
+ * that a large job gets its turn however many small ones come.  A job that
+ * can never fit is answered at once.
  */
 static void
 admit_jobs(void)
 {
 	GpusortServerShared *srv = gpusort_server;
+	int		   *queue = gpu.queue;
+	int			nqueued = 0;
+	TimestampTz now = GetCurrentTimestamp();
 
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
-	for (;;)
+	for (int i = 0; i < srv->nslots; i++)
+		if (srv->slots[i].state == GPUSORT_SLOT_QUEUED && !srv->slots[i].finished)
+			queue[nqueued++] = i;
+	if (nqueued > 1)
+		qsort(queue, nqueued, sizeof(int), compare_seq);
+
+	for (int q = 0; q < nqueued; q++)
 	{
-		GpusortJobSlot *slot = NULL;
-		int			index = -1;
-		Size		need,
-					stream_bytes,
-					region;
-		int			best = -1,
-					first,
-					count,
-					w;
-		bool		fits_somewhere = false;
+		GpusortJobSlot *slot = &srv->slots[queue[q]];
 
-		for (int i = 0; i < srv->nslots; i++)
-		{
-			GpusortJobSlot *s = &srv->slots[i];
-
-			if (s->state == GPUSORT_SLOT_QUEUED && !s->finished &&
-				(slot == NULL || s->seq < slot->seq))
-			{
-				slot = s;
-				index = i;
-			}
-		}
-		if (slot == NULL)
-			break;
 #ifdef GS_INJECTION_POINTS
 		if (injection_holds_queue())
 			break;
 #endif
-
+		if (slot->state != GPUSORT_SLOT_QUEUED || slot->finished)
+			continue;
+		if (blamed_ms(slot->pid, now) > 0)
+		{
+			reject_job(slot, GS_ERR_NO_DEVICE,
+					   "a GPU process died while it ran a job of this session, whose sorts run on the CPU for %ld ms more",
+					   blamed_ms(slot->pid, now));
+			continue;
+		}
 		if (srv->state == GPUSORT_SERVER_NO_GPU || srv->state == GPUSORT_SERVER_RESTARTING)
 		{
 			reject_job(slot, GS_ERR_NO_DEVICE, "%s", srv->reason);
 			continue;
 		}
 		if (srv->state != GPUSORT_SERVER_READY)
-			break;				/* the GPU process starts: the queue waits */
-		if (slot->device_wanted >= srv->ndevices)
 		{
-			reject_job(slot, GS_ERR_NO_DEVICE, "GPU %d does not exist; the server has %d", slot->device_wanted, srv->ndevices);
+			answer_while_starting();
+			break;				/* the GPU process starts: jobs under gpu wait */
+		}
+		if (!any_idle_worker())
+			break;				/* nothing can be admitted until a worker is free */
+		if (try_admit(queue[q]))
 			continue;
-		}
-
-		need = job_device_bytes(slot);
-		if (slot->max_device_bytes != 0 && need > slot->max_device_bytes)
-		{
-			reject_job(slot, GS_ERR_MEMORY_LIMIT,
-					   "the sort needs %.1f MB of device memory, more than the limit of %.1f MB",
-					   need / 1048576.0, slot->max_device_bytes / 1048576.0);
-			continue;
-		}
-
-		for (int d = 0; d < srv->ndevices; d++)
-		{
-			GpusortDeviceStats *dev = &srv->devices[d];
-
-			if (slot->device_wanted >= 0 && d != slot->device_wanted)
-				continue;
-			if (need > dev->budget_bytes)
-				continue;
-			fits_somewhere = true;
-			if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) < 0)
-				continue;
-			if (best < 0 || dev->reserved_bytes < srv->devices[best].reserved_bytes)
-				best = d;
-		}
-		if (!fits_somewhere)
-		{
-			reject_job(slot, GS_ERR_MEMORY_LIMIT,
-					   "the sort needs %.1f MB of device memory, more than the server's budget (gpusort.server_memory)",
-					   need / 1048576.0);
-			continue;
-		}
-		if (best < 0)
-			break;				/* the oldest job waits for memory or a worker */
-
-		/* the ring holds the input stream, then the output stream (the first limit) */
-		stream_bytes = Max(slot->n * gs_type_size(slot->type),
-						   (slot->want_keys ? slot_out_n(slot) * gs_type_size(slot->type) : 0) +
-						   (slot->want_perm ? slot_out_n(slot) * sizeof(uint32) : 0));
-		region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
-		count = (int) gpusort_area_granules(region);
-		first = find_region(count);
-		if (first < 0)
-			break;				/* the oldest job waits for room in the transfer area */
-
-		w = idle_worker(best);
-		memset(srv->granule_used + first, 1, count);
-		slot->region_offset = (Size) first * GPUSORT_AREA_GRANULE;
-		slot->region_bytes = (Size) count * GPUSORT_AREA_GRANULE;
-		srv->area_used += slot->region_bytes;
-		slot->device = best;
-		slot->reserved_bytes = need;
-		srv->devices[best].reserved_bytes += need;
-		slot->worker = w;
-		slot->generation = srv->generation;
-		slot->admitted = GetCurrentTimestamp();
-		/* the GPU process owes the job from now: one that never starts it times out */
-		store64(&slot->busy_since, monotonic_ns());
-		slot->state = GPUSORT_SLOT_RUNNING;
-
-		gpu.worker_busy[w] = true;
-		send_run(w, index, slot->seq);
-		SetLatch(slot->latch);
+		if (TimestampDifferenceExceeds(slot->submitted, now, GPU_PASS_MS))
+			break;				/* it has been passed long enough: the rest wait for it */
 	}
 	LWLockRelease(srv->lock);
 }
@@ -417,9 +583,12 @@ gpu_process_started(bool ready)
 	gpu.ready_at = GetCurrentTimestamp();
 	if (ready)
 	{
+		char		what[64];
+
 		gpu.nworkers = report->ndevices * gpusort_server_streams;
 		gpu.worker_busy = (bool *) MemoryContextAllocZero(TopMemoryContext, sizeof(bool) * gpu.nworkers);
-		report_activity(psprintf("sorting on %d GPU%s", srv->ndevices, srv->ndevices == 1 ? "" : "s"));
+		snprintf(what, sizeof(what), "sorting on %d GPU%s", srv->ndevices, srv->ndevices == 1 ? "" : "s");
+		report_activity(what);
 		ereport(LOG,
 				(errmsg("gpusort server: sorting on %d GPU%s with %d jobs in flight each, transfer area %d MB, GPU process %d",
 						srv->ndevices, srv->ndevices == 1 ? "" : "s", gpusort_server_streams,
@@ -473,38 +642,94 @@ start_gpu_process(void)
 static void
 describe_exit(int wstatus, char *buf, size_t len)
 {
-	if (gpu.kill_reason[0] != '\0')
+	/* the server's kill, if that is what ended it (it may have died of something else first) */
+	if (gpu.kill_reason[0] != '\0' && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL)
 		strlcpy(buf, gpu.kill_reason, len);
-	else if (WIFSIGNALED(wstatus))
+	else if (wstatus != -1 && WIFSIGNALED(wstatus))
 		snprintf(buf, len, "ended on signal %d: %s", WTERMSIG(wstatus), pg_strsignal(WTERMSIG(wstatus)));
-	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_BROKEN)
+	else if (wstatus != -1 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_BROKEN)
 		snprintf(buf, len, "exited after a CUDA error left a GPU context unusable");
-	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_EXIT)
+	else if (wstatus != -1 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == GPUSORT_GPU_EXIT_EXIT)
 		snprintf(buf, len, "exited: a library it uses called exit()");
-	else if (WIFEXITED(wstatus))
+	else if (wstatus != -1 && WIFEXITED(wstatus))
 		snprintf(buf, len, "exited with exit code %d", WEXITSTATUS(wstatus));
+	else if (wstatus == -1)
+		snprintf(buf, len, "was not reaped within %d ms of SIGKILL", GPU_REAP_MS);
 	else
 		snprintf(buf, len, "ended with wait status %d", wstatus);
 }
 
 /*
- * The GPU process is gone (its message pipe closed): reaps it, fails its
- * jobs, gives back their memory and plans the next start, at once or after
- * a pause if it keeps dying.
+ * Waits for child pid to end, ms at most, polling; true with its wait
+ * status once it has (-1 if something else reaped it).
+ */
+static bool
+reap_within(pid_t pid, int *wstatus, int ms)
+{
+	for (int waited = 0;; waited += 10)
+	{
+		pid_t		r = waitpid(pid, wstatus, WNOHANG);
+
+		if (r == pid)
+			return true;
+		if (r < 0 && errno == ECHILD)
+		{
+			*wstatus = -1;
+			return true;
+		}
+		if (waited >= ms)
+			return false;
+		pg_usleep(10000L);
+	}
+}
+
+/*
+ * Ends child pid with SIGKILL and reaps it, GPU_REAP_MS at most; one that
+ * has not ended by then (stuck in the driver as it exits) is left for
+ * reap_stragglers, and *wstatus is -1.
  */
 static void
-gpu_process_ended(void)
+kill_and_reap(pid_t pid, int *wstatus)
+{
+	kill(pid, SIGKILL);
+	if (reap_within(pid, wstatus, GPU_REAP_MS))
+		return;
+	*wstatus = -1;
+	gpu.stragglers[gpu.nstragglers++ % lengthof(gpu.stragglers)] = pid;
+	ereport(LOG,
+			(errmsg("gpusort server: the GPU process (PID %d) has not ended %d ms after SIGKILL; it is reaped when it does",
+					(int) pid, GPU_REAP_MS)));
+}
+
+/* Reaps GPU processes that ended after the server gave up waiting for them. */
+static void
+reap_stragglers(void)
+{
+	for (int i = 0; i < lengthof(gpu.stragglers); i++)
+		if (gpu.stragglers[i] > 0 && waitpid(gpu.stragglers[i], NULL, WNOHANG) != 0)
+			gpu.stragglers[i] = 0;
+}
+
+/*
+ * The GPU process is gone: the server reaped it (wstatus), or its message
+ * pipe closed (reaped: false), when it is reaped within 200 ms or else
+ * ended with SIGKILL and reaped within GPU_REAP_MS.  Fails its jobs, gives back their memory and plans
+ * the next start, at once or after a pause if it keeps dying.
+ */
+static void
+gpu_process_ended(bool reaped, int wstatus)
 {
 	GpusortServerShared *srv = gpusort_server;
-	int			wstatus = 0;
 	char		how[GS_MESSAGE_LEN];
 	char		why[GS_MESSAGE_LEN];
+	char		what[GS_MESSAGE_LEN + 16];
 	bool		was_ready = gpu.ready;
 	long		pause_ms = 0;
 	pid_t		pid = gpu.pid;
 
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	/* it closed its pipe, so it is ending: give it a moment, then make sure */
+	if (!reaped && !reap_within(pid, &wstatus, 200))
+		kill_and_reap(pid, &wstatus);
 	close(gpu.command_fd);
 	close(gpu.message_fd);
 	gpu.command_fd = gpu.message_fd = -1;
@@ -518,7 +743,7 @@ gpu_process_ended(void)
 	snprintf(why, sizeof(why), "the GPU process (PID %d) %s", (int) pid, how);
 
 	/* no GPU at the server's start: it said so and ended; nothing to restart */
-	if (!was_ready && srv->state == GPUSORT_SERVER_NO_GPU && srv->gpu_restarts == 0)
+	if (!was_ready && srv->state == GPUSORT_SERVER_NO_GPU && gpu.ended == 0)
 	{
 		LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 		srv->gpu_pid = 0;
@@ -526,7 +751,15 @@ gpu_process_ended(void)
 		return;
 	}
 
-	if (was_ready && TimestampDifferenceExceeds(gpu.ready_at, GetCurrentTimestamp(), GPU_STABLE_MS))
+	/*
+	 * A death with jobs in flight is counted against their sessions (their
+	 * next sorts run on the CPU for a while), not against every session: the
+	 * process was ready and ran jobs.  One with none counts toward the
+	 * back-off unless the process had been ready for GPU_STABLE_MS.
+	 */
+	if (was_ready && blame_jobs_in_flight() > 0)
+		gpu.failures = 0;
+	else if (was_ready && TimestampDifferenceExceeds(gpu.ready_at, GetCurrentTimestamp(), GPU_STABLE_MS))
 		gpu.failures = 0;
 	else
 		gpu.failures++;
@@ -538,6 +771,7 @@ gpu_process_ended(void)
 	settle_orphaned_jobs(srv->generation + 1, why);
 	srv->gpu_pid = 0;
 	srv->gpu_restarts++;
+	gpu.ended++;
 	strlcpy(srv->gpu_last_exit, why, sizeof(srv->gpu_last_exit));
 	srv->gpu_last_exit_at = GetCurrentTimestamp();
 	if (pause_ms > 0)
@@ -551,10 +785,14 @@ gpu_process_ended(void)
 		srv->state = GPUSORT_SERVER_STARTING;
 	LWLockRelease(srv->lock);
 
-	report_activity(psprintf("ended (%s)", how));
-	ereport(LOG,
-			(errmsg("gpusort server: %s; starting another %s", why,
-					pause_ms > 0 ? psprintf("in %ld ms", pause_ms) : "now")));
+	snprintf(what, sizeof(what), "ended (%s)", how);
+	report_activity(what);
+	if (pause_ms > 0)
+		ereport(LOG,
+				(errmsg("gpusort server: %s; starting another in %ld ms", why, pause_ms)));
+	else
+		ereport(LOG,
+				(errmsg("gpusort server: %s; starting another now", why)));
 }
 
 /* Acts on what the GPU process sent; false once it is gone. */
@@ -602,6 +840,10 @@ read_messages(void)
 
 			if (m.status == GS_OK)
 				dev->jobs_done++;
+			else if (m.status == GS_ERR_TIMED_OUT)
+				srv->jobs_timed_out++;
+			else if (m.status == GS_ERR_INTERRUPTED)
+				srv->jobs_withdrawn++;
 			else
 				dev->jobs_failed++;
 		}
@@ -612,9 +854,34 @@ read_messages(void)
 }
 
 /*
- * A job busy on its GPU for longer than gpusort.server_job_timeout: the GPU
- * (or the driver) hangs, and only the end of the process frees it.  Ends
- * the GPU process; its death is then handled as any other.
+ * Cancels the job of slot index, busy on its GPU past
+ * gpusort.server_job_timeout: its worker stops at its next chunk or pass
+ * and answers GS_ERR_TIMED_OUT with the message written here; the GPU
+ * process and its other jobs go on.  Under the lock.
+ */
+static void
+cancel_timed_out_job(int index, uint64 now, uint64 since)
+{
+	GpusortJobSlot *slot = &gpusort_server->slots[index];
+
+	snprintf(slot->message, sizeof(slot->message),
+			 "the job was busy on GPU %d for more than gpusort.server_job_timeout (%d ms) and was cancelled",
+			 slot->device, gpusort_server_job_timeout);
+	__atomic_store_n(&slot->timed_out, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->cancel, 1, __ATOMIC_RELEASE);
+	gpu.cancels[index].seq = slot->seq;
+	gpu.cancels[index].at_ns = now;
+	ereport(LOG,
+			(errmsg("gpusort server: cancelling a job of backend %d: busy on GPU %d for %.0f ms, more than gpusort.server_job_timeout",
+					slot->pid, slot->device, (now - since) / 1e6)));
+}
+
+/*
+ * The jobs' time on their GPUs.  A job busy for longer than
+ * gpusort.server_job_timeout is cancelled on its own.  Only a job that does
+ * not stop within GPU_CANCEL_GRACE_MS of its cancel (a hung GPU or driver,
+ * a process that no longer runs) ends the GPU process, since only that
+ * frees it; its death is then handled as any other.
  */
 static void
 watch_job_times(void)
@@ -622,39 +889,86 @@ watch_job_times(void)
 	GpusortServerShared *srv = gpusort_server;
 	uint64		now;
 	uint64		limit = (uint64) gpusort_server_job_timeout * 1000000;
+	uint64		grace = (uint64) GPU_CANCEL_GRACE_MS * 1000000;
 
-	if (gpu.pid == 0 || gpusort_server_job_timeout <= 0 || gpu.kill_reason[0] != '\0')
+	if (gpu.pid == 0 || gpu.kill_reason[0] != '\0')
 		return;
 	if (!gpu.ready)
 	{
-		int			start_ms = Max(gpusort_server_job_timeout, GPU_START_TIMEOUT_MS);
-
-		if (TimestampDifferenceExceeds(srv->gpu_started, GetCurrentTimestamp(), start_ms))
+		/* a start that hangs (in the driver, say) is ended whatever the job timeout */
+		if (srv->state == GPUSORT_SERVER_STARTING &&
+			TimestampDifferenceExceeds(srv->gpu_started, GetCurrentTimestamp(), GPU_START_TIMEOUT_MS))
 		{
 			snprintf(gpu.kill_reason, sizeof(gpu.kill_reason),
-					 "was ended by the server: it had not found its GPUs after %d ms", start_ms);
+					 "was ended by the server: it had not found its GPUs after %d ms", GPU_START_TIMEOUT_MS);
+			ereport(LOG,
+					(errmsg("gpusort server: ending the GPU process (PID %d): it has not found its GPUs after %d ms",
+							(int) gpu.pid, GPU_START_TIMEOUT_MS)));
 			kill(gpu.pid, SIGKILL);
 		}
 		return;
 	}
 	now = monotonic_ns();
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < srv->nslots; i++)
 	{
 		GpusortJobSlot *slot = &srv->slots[i];
 		uint64		since = load64(&slot->busy_since);
 
 		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation != srv->generation ||
-			since == 0 || now < since || now - since <= limit)
+			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE))
 			continue;
-		snprintf(gpu.kill_reason, sizeof(gpu.kill_reason),
-				 "was ended by the server: a job of backend %d was busy on GPU %d for more than gpusort.server_job_timeout (%d ms)",
-				 slot->pid, slot->device, gpusort_server_job_timeout);
-		ereport(LOG,
-				(errmsg("gpusort server: ending the GPU process (PID %d): a job of backend %d has been busy on GPU %d for %.0f ms",
-						(int) gpu.pid, slot->pid, slot->device, (now - since) / 1e6)));
-		kill(gpu.pid, SIGKILL);
-		return;
+		if (gpu.cancels[i].seq == slot->seq)
+		{
+			if (now - gpu.cancels[i].at_ns <= grace)
+				continue;
+			snprintf(gpu.kill_reason, sizeof(gpu.kill_reason),
+					 "was ended by the server: a job of backend %d, busy on GPU %d for more than gpusort.server_job_timeout, did not stop within %d ms of its cancel",
+					 slot->pid, slot->device, GPU_CANCEL_GRACE_MS);
+			ereport(LOG,
+					(errmsg("gpusort server: ending the GPU process (PID %d): a job of backend %d cancelled %d ms ago has not stopped",
+							(int) gpu.pid, slot->pid, GPU_CANCEL_GRACE_MS)));
+			kill(gpu.pid, SIGKILL);
+			break;
+		}
+		if (limit == 0 || since == 0 || now < since || now - since <= limit)
+			continue;
+		cancel_timed_out_job(i, now, since);
 	}
+	LWLockRelease(srv->lock);
+}
+
+/*
+ * Whether the GPU process has ended: its exit, seen directly (SIGCHLD sets
+ * the latch, and each turn of the loop looks), or the end of its message
+ * pipe.  The pipe alone is not enough: a process that inherited its write
+ * end despite close-on-exec, or one stuck in the driver as it exits, keeps
+ * the pipe open after the GPU process is gone.
+ */
+static void
+watch_gpu_process(void)
+{
+	int			wstatus;
+	bool		open = read_messages();
+	pid_t		r = waitpid(gpu.pid, &wstatus, WNOHANG);
+
+	if (r == gpu.pid)
+	{
+		(void) read_messages();	/* what it sent before it died */
+		gpu_process_ended(true, wstatus);
+	}
+	else if (!open)
+		gpu_process_ended(false, 0);
+}
+
+/* SIGCHLD: a GPU process ended; the loop reaps it. */
+static void
+handle_sigchld(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	SetLatch(MyLatch);
+	errno = save_errno;
 }
 
 /* Whether a job of the running GPU process is admitted; under no lock (a hint). */
@@ -684,8 +998,11 @@ wait_timeout_ms(void)
 		TimestampDifference(GetCurrentTimestamp(), gpu.next_start, &secs, &usecs);
 		return secs * 1000 + usecs / 1000;
 	}
-	if (gpusort_server_job_timeout > 0 && (!gpu.ready || jobs_running()))
-		return Min(GPU_WATCH_MS, gpusort_server_job_timeout);
+	if (!gpu.ready)
+		return GPU_WATCH_MS;	/* the start's bound */
+	/* jobs on the GPU: their times, and the stop of any the timeout cancelled */
+	if (gpu.ready && jobs_running())
+		return gpusort_server_job_timeout > 0 ? Min(GPU_WATCH_MS, gpusort_server_job_timeout) : GPU_WATCH_MS;
 	return -1;
 }
 
@@ -700,9 +1017,9 @@ server_exit(int code, Datum arg)
 
 	if (gpu.pid > 0)
 	{
-		kill(gpu.pid, SIGKILL);
-		while (waitpid(gpu.pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		int			wstatus;
+
+		kill_and_reap(gpu.pid, &wstatus);
 		gpu.pid = 0;
 	}
 
@@ -729,6 +1046,7 @@ gpusort_server_main(Datum main_arg)
 	 */
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGPIPE, SIG_IGN);
+	pqsignal(SIGCHLD, handle_sigchld);
 	/*
 	 * pg_stat_activity shows the server as active: a cancel, such as a
 	 * script that cancels long-running queries sends, would be an ERROR
@@ -749,11 +1067,12 @@ gpusort_server_main(Datum main_arg)
 	srv->server_pid = MyProcPid;
 	srv->server_latch = MyLatch;
 	srv->started = GetCurrentTimestamp();
-	srv->gpu_restarts = 0;
-	srv->gpu_last_exit[0] = '\0';
+	/* gpu_restarts and gpu_last_exit carry on: shared memory outlives a server */
 	settle_orphaned_jobs(srv->generation + 1, "the GPU server stopped while sorting");
 	LWLockRelease(srv->lock);
 	on_shmem_exit(server_exit, (Datum) 0);
+	gpu.cancels = (TimedOutJob *) MemoryContextAllocZero(TopMemoryContext, sizeof(TimedOutJob) * srv->nslots);
+	gpu.queue = (int *) MemoryContextAllocZero(TopMemoryContext, sizeof(int) * srv->nslots);
 
 	gpu.next_start = GetCurrentTimestamp();
 	for (;;)
@@ -795,8 +1114,9 @@ gpusort_server_main(Datum main_arg)
 			set_budgets();
 			LWLockRelease(srv->lock);
 		}
-		if (gpu.pid > 0 && !read_messages())
-			gpu_process_ended();
+		if (gpu.pid > 0)
+			watch_gpu_process();
+		reap_stragglers();
 		watch_job_times();
 #ifdef GS_INJECTION_POINTS
 		if (gpu.pid > 0 && srv->inject_exit_error == srv->generation)

@@ -16,7 +16,8 @@
  * Who writes what: the slot's job description and state under the lock; the
  * streaming counters with plain atomic stores (the GPU process never takes a
  * PostgreSQL lock or calls PostgreSQL).  The GPU process wakes a backend
- * through the server (a pipe), which sets the backend's latch.
+ * through the server (a pipe, whose protocol is in gpu_protocol.h), which
+ * sets the backend's latch.
  */
 #ifndef GPUSORT_SERVER_H
 #define GPUSORT_SERVER_H
@@ -68,8 +69,11 @@ typedef enum GpusortInjection
 								 * (the first of a one-chunk input) */
 	GPUSORT_INJECT_RUNNING,		/* a worker has the input, before the sort */
 	GPUSORT_INJECT_COPY_OUT,	/* a worker has sorted, before the first output chunk */
-	GPUSORT_INJECT_HANG			/* a worker with the input never returns (a kernel that
+	GPUSORT_INJECT_HANG,		/* a worker with the input never returns (a kernel that
 								 * does not end): the job timeout ends the GPU process */
+	GPUSORT_INJECT_SLOW			/* the next job that has its input is held until it is
+								 * cancelled (a long sort that looks at its cancel flag
+								 * between passes), then stops; one job only */
 } GpusortInjection;
 #endif
 
@@ -92,6 +96,8 @@ typedef struct GpusortJobSlot
 	bool		want_keys;
 	bool		want_perm;
 	int			device_wanted;	/* -1: any */
+	bool		waits_for_start;	/* gpusort.device = gpu: queued while the GPU process
+									 * starts; else answered at once (the CPU sorts) */
 	uint64		max_device_bytes;	/* the session's limit, 0: none */
 	TimestampTz submitted;
 
@@ -108,7 +114,9 @@ typedef struct GpusortJobSlot
 	volatile uint64 in_done;	/* server: chunks on the device (their slots free) */
 	volatile uint64 out_ready;	/* server: output chunks written */
 	volatile uint64 out_done;	/* backend: output chunks read (their slots free) */
-	volatile uint32 cancel;		/* backend: stop as soon as possible */
+	volatile uint32 cancel;		/* backend or server: stop as soon as possible */
+	volatile uint32 timed_out;	/* server: the cancel is for gpusort.server_job_timeout,
+								 * and message says so */
 	volatile uint32 finished;	/* server: the result below is final */
 	volatile uint64 busy_since; /* CLOCK_MONOTONIC ns since the job has been busy on
 								 * its device (the server sets it at admission, the
@@ -152,7 +160,8 @@ typedef struct GpusortServerShared
 	TimestampTz started;
 	int			gpu_pid;		/* the GPU process, 0: none */
 	TimestampTz gpu_started;
-	uint64		gpu_restarts;	/* GPU processes started after one died */
+	uint64		gpu_restarts;	/* GPU processes started after one died (since the
+								 * postmaster's start: servers come and go) */
 	char		gpu_last_exit[GS_MESSAGE_LEN];	/* how the last one ended, "" if none did */
 	TimestampTz gpu_last_exit_at;
 	GpusortGpuReport gpu_report;	/* the GPU process's, read by the server */
@@ -164,6 +173,9 @@ typedef struct GpusortServerShared
 	uint64		next_seq;
 	uint64		jobs_submitted;
 	uint64		jobs_rejected;	/* answered without running: over the budget, no GPU */
+	uint64		jobs_timed_out; /* cancelled for gpusort.server_job_timeout */
+	uint64		jobs_withdrawn; /* left by their backends (a cancel, an error, or a
+								 * wait longer than the CPU sort under auto) */
 	Size		area_bytes;
 	Size		area_used;
 	char	   *area;			/* the transfer area (same address in every process) */
@@ -174,6 +186,7 @@ typedef struct GpusortServerShared
 	uint64		inject_generation;	/* ... this generation */
 	volatile uint32 inject_held;	/* jobs held there now */
 	uint64		inject_exit_error;	/* the generation that is to fail as for a broken context */
+	volatile uint32 inject_start_hang;	/* the next GPU process never finds its GPUs */
 #endif
 	int			nslots;
 	GpusortJobSlot slots[FLEXIBLE_ARRAY_MEMBER];
@@ -208,49 +221,6 @@ extern void gpusort_server_unreserve(int device, Size bytes);
 /* Releases what a slot holds and frees it; under the lock. */
 extern void gpusort_server_release_slot(GpusortJobSlot *slot);
 
-/*
- * Between the server and the GPU process (gpu_process.c): the commands the
- * server writes to the GPU process, and the messages it reads back.
- */
-typedef enum GpusortCommandKind
-{
-	GPUSORT_CMD_RUN,			/* worker: run the job of slot (seq) */
-	GPUSORT_CMD_EXIT_BROKEN		/* end as for a broken context (test builds' injection) */
-} GpusortCommandKind;
-
-typedef struct GpusortCommand
-{
-	int32		kind;
-	int32		worker;
-	int32		slot;
-	int32		pad;
-	uint64		seq;
-} GpusortCommand;
-
-typedef enum GpusortMessageKind
-{
-	GPUSORT_MSG_WAKE,			/* set the latch of the slot's backend */
-	GPUSORT_MSG_FINISHED,		/* the worker is done with the slot's job */
-	GPUSORT_MSG_READY,			/* the devices are ready (gpu_report) */
-	GPUSORT_MSG_NO_GPU			/* no GPU is usable (gpu_report.reason); the process ends */
-} GpusortMessageKind;
-
-typedef struct GpusortMessage
-{
-	int32		kind;
-	int32		worker;
-	int32		slot;
-	int32		status;			/* FINISHED: the job's gs_status */
-	uint64		seq;
-} GpusortMessage;
-
-/* The GPU process's exit codes, beside death by a signal. */
-#define GPUSORT_GPU_EXIT_BROKEN		70	/* a CUDA error left a context unusable */
-#define GPUSORT_GPU_EXIT_ORPHANED	71	/* the server is gone */
-#define GPUSORT_GPU_EXIT_EXIT		72	/* something in it called exit() */
-
-extern pid_t gpusort_gpu_process_start(int *command_fd, int *message_fd);
-
 /* The job a slot describes, as gs_worker_sort takes it (max_device_bytes aside). */
 static inline void
 gpusort_slot_stream_job(const GpusortJobSlot *slot, gs_stream_job *job)
@@ -273,12 +243,6 @@ gpusort_device_budget(const gs_device_props *props)
 		return Min((Size) gpusort_server_memory * 1024 * 1024, props->total_memory);
 	return props->total_memory / 10 * 8;
 }
-
-/*
- * server_client.c: waits (30 s at most) while the server starts, so that
- * what a backend reports does not depend on how soon after the start it asked.
- */
-extern void gpusort_server_wait_started(void);
 
 /* The streaming counters, read and written across processes and threads. */
 static inline uint64

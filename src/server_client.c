@@ -61,8 +61,13 @@ withdraw_job(void)
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	if (slot->seq == current_job.seq && slot->state != GPUSORT_SLOT_FREE)
 	{
-		if (job_finished(slot) || slot->state == GPUSORT_SLOT_QUEUED)
+		if (job_finished(slot))
 			gpusort_server_release_slot(slot);
+		else if (slot->state == GPUSORT_SLOT_QUEUED)
+		{
+			srv->jobs_withdrawn++;
+			gpusort_server_release_slot(slot);
+		}
 		else
 		{
 			slot->withdrawn = true;
@@ -106,6 +111,67 @@ wait_for(bool (*ready) (GpusortJobSlot *slot, uint64 arg), uint64 arg)
 			return ready(slot, arg);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Takes the job out of the queue if it is still there; false if the server
+ * admitted or answered it meanwhile.
+ */
+static bool
+leave_queue(void)
+{
+	GpusortServerShared *srv = gpusort_server;
+	GpusortJobSlot *slot = current_job.slot;
+	bool		left = false;
+
+	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
+	if (slot->seq == current_job.seq && slot->state == GPUSORT_SLOT_QUEUED && !job_finished(slot))
+	{
+		srv->jobs_withdrawn++;
+		gpusort_server_release_slot(slot);
+		current_job.active = false;
+		left = true;
+	}
+	LWLockRelease(srv->lock);
+	return left;
+}
+
+/*
+ * Waits while the job is queued, until deadline (0: as long as it takes);
+ * false when the deadline came first and the job left the queue.
+ */
+static bool
+wait_admitted(TimestampTz deadline)
+{
+	GpusortJobSlot *slot = current_job.slot;
+
+	for (;;)
+	{
+		long		timeout = 1000;
+
+		if (slot->state != GPUSORT_SLOT_QUEUED || job_finished(slot))
+			return true;
+		if (deadline != 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+			long		secs;
+			int			usecs;
+
+			if (now >= deadline)
+			{
+				if (leave_queue())
+					return false;
+				deadline = 0;	/* admitted meanwhile: it runs */
+				continue;
+			}
+			TimestampDifference(now, deadline, &secs, &usecs);
+			timeout = Min(timeout, secs * 1000 + usecs / 1000 + 1);
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -255,32 +321,24 @@ copy_chunk(char *dst, const char *src, Size len)
 }
 
 /*
- * While the server starts (a second or less: its CUDA contexts), a backend
- * that asks about it waits, so that what it reports does not depend on how
- * soon after the server's start it asked.  30 s at most.
+ * The server's state as a backend sees it; false when it cannot sort on a
+ * GPU now.  It never waits: while the GPU process starts, a sort under
+ * gpusort.device = gpu queues (the server bounds the start), and any other
+ * runs on the CPU at once.
  */
-void
-gpusort_server_wait_started(void)
-{
-	for (int i = 0; i < 3000 && gpusort_server->state == GPUSORT_SERVER_STARTING; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(10000L);
-	}
-}
-
-/* The server's state as a backend sees it; false when it cannot sort on a GPU. */
 bool
 gpusort_server_usable(const char **reason)
 {
-	GpusortServerState state;
-
-	gpusort_server_wait_started();
-	state = gpusort_server->state;
+	GpusortServerState state = gpusort_server->state;
 
 	if (state == GPUSORT_SERVER_NO_GPU || state == GPUSORT_SERVER_RESTARTING)
 	{
 		*reason = gpusort_server->reason;
+		return false;
+	}
+	if (state == GPUSORT_SERVER_STARTING && gpusort_device != GPUSORT_DEVICE_GPU)
+	{
+		*reason = "the GPU process is starting";
 		return false;
 	}
 	*reason = NULL;
@@ -290,12 +348,14 @@ gpusort_server_usable(const char **reason)
 /*
  * Sorts job on the server's GPUs; returns the library's status (GS_OK or
  * why not) with err and report filled.  The input is never modified before
- * the output is complete, so a failure leaves it intact.
+ * the output is complete, so a failure leaves it intact.  A job still queued
+ * after max_queue_ms (0: no limit) leaves the queue and returns
+ * GS_ERR_NO_DEVICE, for the CPU to sort it.
  */
 gs_status
 gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
-					size_t max_device_bytes, gs_run_report *report, double *queue_ms,
-					gs_error *err)
+					size_t max_device_bytes, double max_queue_ms, gs_run_report *report,
+					double *queue_ms, gs_error *err)
 {
 	GpusortServerShared *srv = gpusort_server;
 	GpusortJobSlot *slot = NULL;
@@ -310,6 +370,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	uint64		out_chunks = gpusort_chunks(out_bytes);
 	Latch	   *server_latch;
 	gs_status	status;
+	bool		queued_too_long = false;
 
 	if (!exit_registered)
 	{
@@ -346,6 +407,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	slot->want_keys = !argsort;
 	slot->want_perm = argsort;
 	slot->device_wanted = device_wanted;
+	slot->waits_for_start = (gpusort_device == GPUSORT_DEVICE_GPU);
 	slot->max_device_bytes = max_device_bytes;
 	slot->submitted = GetCurrentTimestamp();
 	slot->device = -1;
@@ -353,6 +415,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	slot->reserved_bytes = 0;
 	slot->in_ready = slot->in_done = slot->out_ready = slot->out_done = 0;
 	slot->cancel = 0;
+	slot->timed_out = 0;
 	slot->finished = 0;
 	slot->status = GS_OK;
 	slot->message[0] = '\0';
@@ -369,6 +432,13 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	{
 		char	   *ring = NULL;
 		bool		ok = true;
+
+		if (max_queue_ms > 0 &&
+			!wait_admitted(TimestampTzPlusMilliseconds(slot->submitted, (int64) Max(max_queue_ms, 1))))
+		{
+			queued_too_long = true;
+			ok = false;
+		}
 
 		/* in: each chunk into its ring slot once the device has copied the one before it there */
 		for (uint64 i = 0; i < in_chunks && ok; i++)
@@ -398,7 +468,8 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 			store64(&slot->out_done, i + 1);
 		}
 
-		(void) wait_for(never, 0);	/* until the server has the result in the slot */
+		if (!queued_too_long)
+			(void) wait_for(never, 0);	/* until the server has the result in the slot */
 	}
 	PG_CATCH();
 	{
@@ -407,6 +478,14 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 	}
 	PG_END_TRY();
 
+	if (queued_too_long)
+	{
+		snprintf(err->message, sizeof(err->message),
+				 "queued for longer than the sort would take on the CPU (%.1f ms)", max_queue_ms);
+		err->status = GS_ERR_NO_DEVICE;
+		*queue_ms = max_queue_ms;
+		return GS_ERR_NO_DEVICE;
+	}
 	status = slot->status;
 	err->status = status;
 	memcpy(err->message, slot->message, sizeof(err->message));
@@ -421,22 +500,27 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
 /* ------------------------------------------------------------------------
  * Test builds only (make INJECTION_POINTS=1): the server's injection points
  * from SQL.  No install script declares these functions; a test creates
- * them, superuser only:
+ * them, superuser only (the functions refuse others, and the grants say so):
  *   CREATE FUNCTION gpusort_server_inject(text) RETURNS void
  *     AS '$libdir/gpusort' LANGUAGE C STRICT;
  *   CREATE FUNCTION gpusort_server_held() RETURNS int
  *     AS '$libdir/gpusort' LANGUAGE C;
+ *   REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held()
+ *     FROM PUBLIC;
  * gpusort_server_inject('queued' | 'copy-in' | 'running' | 'copy-out')
  * holds the running GPU process's jobs at that stage, 'none' lets them go on,
  * 'hang' makes the next job that has its input never return (as a hung GPU),
- * 'error-exit' makes the GPU process fail as for a broken GPU context;
+ * 'slow' holds the next job that has its input until it is cancelled (as a
+ * long sort that stops at its next pass when cancelled; one job only),
+ * 'error-exit' makes the GPU process fail as for a broken GPU context,
+ * 'start-hang' makes the next GPU process to start never find its GPUs;
  * gpusort_server_held() counts the jobs held now.
  * ------------------------------------------------------------------------ */
 
 PG_FUNCTION_INFO_V1(gpusort_server_inject);
 PG_FUNCTION_INFO_V1(gpusort_server_held);
 
-static const char *const injection_names[] = {"none", "queued", "copy-in", "running", "copy-out", "hang"};
+static const char *const injection_names[] = {"none", "queued", "copy-in", "running", "copy-out", "hang", "slow"};
 
 static void
 check_injection_allowed(void)
@@ -464,13 +548,22 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 	for (int i = 0; i < lengthof(injection_names); i++)
 		if (strcmp(what, injection_names[i]) == 0)
 			stage = i;
-	if (stage < 0 && strcmp(what, "error-exit") != 0)
+	if (stage < 0 && strcmp(what, "error-exit") != 0 && strcmp(what, "start-hang") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown injection point \"%s\"", what),
-				 errhint("Use none, queued, copy-in, running, copy-out, hang or error-exit.")));
+				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow, error-exit or start-hang.")));
 
-	gpusort_server_wait_started();
+	if (strcmp(what, "start-hang") == 0)
+	{
+		__atomic_store_n(&srv->inject_start_hang, 1, __ATOMIC_RELEASE);
+		PG_RETURN_VOID();
+	}
+	for (int i = 0; i < 3000 && srv->state == GPUSORT_SERVER_STARTING; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(10000L);		/* the injection is for the process that is starting */
+	}
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	if (stage < 0)
 		srv->inject_exit_error = srv->generation;
@@ -517,7 +610,6 @@ gpusort_server_runtime(void)
 	static gs_runtime_info info;
 	GpusortServerShared *srv = gpusort_server;
 
-	gpusort_server_wait_started();
 	LWLockAcquire(srv->lock, LW_SHARED);
 	info = srv->runtime;
 	if (srv->state == GPUSORT_SERVER_STARTING)

@@ -105,11 +105,13 @@ gpusort_define_settings(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.server_job_timeout",
-							"Sets how long a job may be busy on its GPU before the GPU server ends the GPU process.",
-							"A job busy longer than this is taken for a hung GPU: the GPU process is "
-							"ended and started again, and its jobs fail (or, under gpusort.device = "
-							"auto, run on the CPU).  Time a job waits for its backend does not count.  "
-							"0 means no limit.  Only used when gpusort is in shared_preload_libraries.",
+							"Sets how long a job may be busy on its GPU before the GPU server cancels it.",
+							"A job busy longer than this is cancelled on its own and stops at its next "
+							"chunk or pass; under gpusort.device = auto its sort runs on the CPU, and that "
+							"session's sorts of that size run on the CPU for a minute.  Only a job that does "
+							"not stop within 5 s of its cancel (a hung GPU) ends the GPU process.  Time a job "
+							"waits for its backend does not count.  0 means no limit.  Only used when gpusort "
+							"is in shared_preload_libraries.",
 							&gpusort_server_job_timeout,
 							60000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS,

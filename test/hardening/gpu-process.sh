@@ -19,8 +19,9 @@
 #     right (the CPU sorts), under gpu it fails with SQLSTATE 58000 naming the signal;
 #     a new GPU process sorts within 2 s; gpusort_gpu_process() counts the restart and
 #     names the exit; no memory stays reserved;
-#  3. a hung job (a kernel that never returns): the server ends the GPU process after
-#     the timeout, auto's answer is right, gpu's error names the timeout;
+#  3. a hung job (a kernel that never returns): the server cancels it after the
+#     timeout and, as it does not stop, ends the GPU process 5 s later; auto's answer is
+#     right, gpu's error names the timeout;
 #  4. a broken context (the GPU process exits as after a CUDA error that leaves a
 #     context unusable): the same;
 #  4b. SIGFPE (which PostgreSQL's processes turn into an ERROR): the GPU process dies
@@ -75,7 +76,8 @@ row() { q -c "SELECT $1 FROM gpusort_gpu_process()"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
-	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" 2>/dev/null; then
+	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C;
+	REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held() FROM PUBLIC" 2>/dev/null; then
 	skip "a release build: no injection points (make INJECTION_POINTS=1)"
 	finish
 fi

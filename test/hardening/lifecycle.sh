@@ -74,7 +74,8 @@ trap cleanup EXIT
 echo "# lifecycle: device=$device rounds=$rounds elements=$elements"
 q -c "CREATE EXTENSION IF NOT EXISTS gpusort" >/dev/null
 if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT" \
-	-c "CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" >"$work/create.out" 2>&1; then
+	-c "CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C" \
+	-c "REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held() FROM PUBLIC" >"$work/create.out" 2>&1; then
 	sed 's/^/# /' "$work/create.out"
 	skip "the server's injection points: not a test build (make INJECTION_POINTS=1)"
 	finish

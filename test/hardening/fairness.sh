@@ -1,0 +1,324 @@
+#!/bin/bash
+# test/hardening/fairness.sh: one session cannot fail or stall another's sorts in server mode.
+#
+#   test/hardening/fairness.sh [--device cpu|gpu] [--quick]
+#
+# Needs a test build (make INJECTION_POINTS=1): its injection points hold a job at a
+# stage (the test is skipped in a release build).  With --device cpu the CPU stands in
+# for a GPU in the GPU process (gpusort.server_cpu_device).
+#
+# In a throwaway cluster in server mode with gpusort.server_job_timeout = 3s (the bystanders'
+# sorts take a tenth of that on a busy 2-core machine):
+#  1. a job, not the process: an unprivileged session's job held on the GPU past the
+#     timeout (a long sort that stops at its next pass when cancelled) is cancelled on
+#     its own while two other sessions sort 2*10^6 int4 under gpusort.device = gpu in
+#     a loop: under auto its answer is right (the CPU sorts, with a WARNING naming the
+#     timeout), under gpu it fails with 58000 naming the timeout; the other sessions'
+#     answers are all right, the GPU process is the same one and restarted nothing; no
+#     job, memory or transfer area stays in use; under auto the offender's next sort of
+#     that size in the same session runs on the CPU (it pays for its timeout), and a new
+#     session's, of any role, on the GPU server.
+#  2. never wait for a start: the next GPU process's start hangs (an injection point),
+#     and the current one is killed: while the new one starts, a sort under auto is right
+#     on the CPU and gpusort_server() answers 'starting', each within a statement_timeout
+#     of 10 s (they took milliseconds; before, each waited 30 s for the start); a sort
+#     under gpu waits for the start, which the server ends after its bound (30 s, with the
+#     job timeout at 3 s): it fails naming the bound (the failed start counts toward the
+#     back-off, during which gpu's sorts fail); last_exit says why; the next GPU process
+#     is ready and sorts right.
+#  3. see every death: every descriptor of the GPU process past stderr is close-on-exec;
+#     with another process holding the write end of its message pipe (as a helper that
+#     CUDA or NVML execs would, were it not close-on-exec), the GPU process is killed:
+#     the server sees the death all the same, a new GPU process is ready, a sort under
+#     gpu is right, and last_exit names the signal; 10 restarts of the GPU process leave
+#     the server's TopMemoryContext no larger (pg_log_backend_memory_contexts).
+#  4. small jobs pass a blocked head: with gpusort.server_memory set so that one job of
+#     2*10^6 int4 fits beside a small one but not beside another of its size, one such
+#     job is held on the GPU (the 'slow' injection) and a second queues for memory; a
+#     small sort under gpu then passes it and is right while both wait.  Once the second
+#     has waited over a second, nothing passes it: another small sort under gpu stays
+#     queued, and one under auto leaves the queue for the CPU (it waited longer than its
+#     CPU sort takes) and is right.  When the held job is cancelled, the rest run, right.
+#  5. honest figures: after all of the above gpusort_server() counts no failed job (the
+#     jobs cancelled for the timeout and those withdrawn by their backends have counters
+#     of their own in gpusort_gpu_process()); a SIGTERM of the GPU server keeps the
+#     restart count and last_exit (shared memory outlives the server).
+#  6. the back-off counts against the session whose job was in flight: with one session's
+#     job held on the GPU the GPU process is killed; that session's sort under auto is
+#     right on the CPU, and its next sort, under gpu, is answered at once with the pause
+#     named (it does not wait for the new GPU process); another session's sort under gpu
+#     is right on the new GPU process, which the server started at once (no back-off).
+# TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
+set -uo pipefail
+device=cpu
+quick=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--device) device=$2; shift 2 ;;
+		--quick) quick=1; shift ;;
+		*) echo "usage: $0 [--device cpu|gpu] [--quick]" >&2; exit 2 ;;
+	esac
+done
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/../../scripts/lib.sh"
+cd "$GS_ROOT"
+source "$HERE/tap.bash"
+export GS_SERVER_MODE=1
+stand_in=()
+[ "$device" = cpu ] && stand_in=(-c gpusort.server_cpu_device=on)
+own_cluster 55620 -c shared_buffers=256MB -c max_connections=100 "${stand_in[@]}"
+work=$(mktemp -d /tmp/gpusort-fairness.XXXXXX)
+chmod 777 "$work"
+bg=()
+cleanup() {
+	local p
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
+	gs_stop_cluster
+	rm -rf "$work"
+}
+trap cleanup EXIT
+row() { q -c "SELECT $1 FROM gpusort_gpu_process()"; }
+
+q -c "CREATE EXTENSION IF NOT EXISTS gpusort" || { echo "Bail out! CREATE EXTENSION failed"; exit 1; }
+# in postgresql.auto.conf, not on the command line, so that a section can change it
+q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
+if ! q -c "CREATE FUNCTION gpusort_server_inject(text) RETURNS void AS '\$libdir/gpusort' LANGUAGE C STRICT;
+	CREATE FUNCTION gpusort_server_held() RETURNS int AS '\$libdir/gpusort' LANGUAGE C;
+	REVOKE EXECUTE ON FUNCTION gpusort_server_inject(text), gpusort_server_held() FROM PUBLIC" 2>/dev/null; then
+	skip "a release build: no injection points (make INJECTION_POINTS=1)"
+	finish
+fi
+for _ in $(seq 1 600); do [ "$(row state)" != starting ] && break; sleep 0.05; done
+if [ "$(row state)" != ready ]; then
+	skip "the server has no device ($(row reason)); --device cpu lets the CPU stand in (test builds)"
+	finish
+fi
+
+# 2*10^6 int4 for the bystanders, 2*10^5 for the offender, each with its sorted copy by ORDER BY
+q -c "CREATE TABLE fa AS SELECT n, a, (SELECT array_agg(x ORDER BY x) FROM unnest(a) x) AS s
+	FROM (SELECT n, array_agg((random() * 2e9 - 1e9)::int4) AS a
+		FROM (VALUES (2000000), (200000)) v(n), LATERAL generate_series(1, n) GROUP BY n) t;
+	CREATE ROLE fa_user LOGIN; GRANT SELECT ON fa TO fa_user" >/dev/null || { echo "Bail out! setup failed"; exit 1; }
+big="SELECT gpu_sort(a) = s FROM fa WHERE n = 2000000"
+small="SELECT gpu_sort(a) = s FROM fa WHERE n = 200000"
+
+held() { q -c "SELECT gpusort_server_held()"; }
+wait_held() {
+	for _ in $(seq 1 600); do [ "$(held)" = "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+in_use() { q -F ' ' -c "SELECT sum(jobs_running), max(jobs_queued), round(sum(memory_reserved_mb)::numeric, 1) FROM gpusort_server()"; }
+
+# bystander NAME: sorts the big array under gpu, checked, until $work/stop exists, then once more
+bystander() {
+	local i=0
+	while :; do
+		PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$big" >"$work/$1.$i" 2>&1
+		i=$((i + 1))
+		[ -e "$work/stop" ] && [ "$i" -gt 1 ] && break
+	done
+}
+
+# 1. a job past the timeout is cancelled on its own
+one_timeout() {
+	local dev=$1 gpu restarts problems= out b1 b2 bad n
+	rm -f "$work/stop" "$work"/by*.*
+	gpu=$(row gpu_pid)
+	restarts=$(row restarts)
+	q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+	PGOPTIONS="-c gpusort.device=$dev" psql -X -At -U fa_user -v VERBOSITY=verbose -c "$small" \
+		-c "SELECT device FROM gpusort_last_run()" -c "$small" -c "SELECT device FROM gpusort_last_run()" >"$work/offender.out" 2>&1 &
+	s=$!
+	bg+=($s)
+	wait_held 1 || problems="$problems the offender's job was never held;"
+	bystander by1 &
+	b1=$!
+	bystander by2 &
+	b2=$!
+	bg+=($b1 $b2)
+	wait "$s"
+	touch "$work/stop"
+	wait "$b1" "$b2"
+	out=$(tr '\n' ' ' <"$work/offender.out")
+	if [ "$dev" = auto ]; then
+		[ "$(grep -vE "WARNING|DETAIL|HINT|LOCATION" "$work/offender.out" | tr '\n' ' ')" = "t cpu t cpu " ] &&
+			grep -q "WARNING:  58000: GPU sort failed" "$work/offender.out" && grep -q "server_job_timeout" "$work/offender.out" ||
+			problems="$problems the offender's answers not right on the CPU with a warning, then on the CPU again ($out);"
+	else
+		grep -q "ERROR:  58000: the GPU sort ran longer than gpusort.server_job_timeout" "$work/offender.out" ||
+			problems="$problems the offender's error not 58000 naming the timeout ($out);"
+	fi
+	n=$(cat "$work"/by*.* | wc -l)
+	bad=$(cat "$work"/by*.* | grep -vx t | sort | uniq -c | head -3 | tr '\n' ' ')
+	[ -z "$bad" ] && [ "$n" -gt 2 ] || problems="$problems the bystanders' $n answers not all right ($bad);"
+	[ "$(row gpu_pid)" = "$gpu" ] && [ "$(row restarts)" = "$restarts" ] ||
+		problems="$problems the GPU process $gpu became $(row gpu_pid), restarts $restarts -> $(row restarts) (last exit: $(row last_exit));"
+	[ "$(in_use)" = "0 0 0.0" ] || problems="$problems in use afterwards (jobs running, queued, MB): $(in_use);"
+	if [ -n "$problems" ]; then
+		fail "a job past the timeout under $dev:$problems"
+	else
+		pass "a job past the timeout under $dev is cancelled alone: $( [ "$dev" = auto ] && echo "its answer right on the CPU" || echo "58000"), $n bystander sorts right, the same GPU process ($gpu), 0 restarts"
+	fi
+}
+one_timeout auto
+one_timeout gpu
+
+# a new session of the offender's, and another role's, sort on the GPU server again
+mine=$(q -U fa_user -c "SET gpusort.device = auto" -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+other=$(q -c "SET gpusort.device = auto" -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+[ "$mine" = "t gpu:0 " ] && [ "$other" = "t gpu:0 " ]
+ok $? "afterwards a new session of the offender's sorts on the GPU server ($mine), and another role's ($other)"
+
+# 2. never wait for a start
+gpu=$(row gpu_pid)
+q -c "SELECT gpusort_server_inject('start-hang')" >/dev/null
+kill -KILL "$gpu"
+for _ in $(seq 1 200); do
+	[ "$(q -c "SELECT state = 'starting' AND gpu_pid <> $gpu FROM gpusort_gpu_process()")" = t ] && break
+	sleep 0.05
+done
+hung=$(row gpu_pid)
+PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$small" >"$work/gpu-start.out" 2>&1 &
+s=$!
+bg+=($s)
+auto=$(PGOPTIONS="-c gpusort.device=auto -c statement_timeout=10s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+state=$(PGOPTIONS="-c statement_timeout=10s" q -c "SELECT state FROM gpusort_server()" 2>&1 | tr '\n' ' ')
+still=$(row "state || ' ' || gpu_pid")
+[ "$auto" = "t cpu " ] && [ "$state" = "starting " ] && [ "$still" = "starting $hung" ]
+ok $? "while the GPU process ($hung) starts: auto sorts on the CPU at once ($auto), gpusort_server() answers at once ($state); still $still"
+wait "$s"
+last=$(row last_exit)
+for _ in $(seq 1 200); do [ "$(row state)" = ready ] && break; sleep 0.05; done
+grep -q "had not found its GPUs after 30000 ms" "$work/gpu-start.out" && [[ "$last" == *"had not found its GPUs after 30000 ms"* ]] &&
+	[ "$(PGOPTIONS="-c gpusort.device=gpu" q -c "$small")" = t ]
+ok $? "a start that hangs is ended after its bound: gpu's sort that waited names it ($(grep -o "ERROR.*" "$work/gpu-start.out")), last exit: $last; the next GPU process sorts right"
+
+# 3. see every death
+wait_new_gpu() {	# wait_new_gpu OLD: until a GPU process other than OLD is ready (10 s at most)
+	for _ in $(seq 1 500); do
+		[ "$(q -c "SELECT gpu_pid <> $1 AND state = 'ready' FROM gpusort_gpu_process()" 2>/dev/null)" = t ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+gpu=$(row gpu_pid)
+open=
+wfd=
+for f in /proc/"$gpu"/fdinfo/*; do
+	fd=${f##*/}
+	[ "$fd" -le 2 ] && continue
+	flags=$(awk '/^flags:/ {print $2}' "$f" 2>/dev/null) || continue
+	[ -n "$flags" ] || continue
+	(( (8#$flags & 8#2000000) == 0 )) && open="$open $fd($(readlink "/proc/$gpu/fd/$fd"))"
+	# the message pipe: written here, read by the server
+	link=$(readlink "/proc/$gpu/fd/$fd")
+	[[ "$link" == pipe:* ]] && (( (8#$flags & 3) == 1 )) &&
+		ls -l "/proc/$(row server_pid)/fd" 2>/dev/null | grep -qF "$link" && wfd=$fd
+done
+[ -z "$open" ]
+ok $? "every descriptor of the GPU process ($gpu) past stderr is close-on-exec (not:${open:- none})"
+if [ -n "$wfd" ]; then
+	exec 7>"/proc/$gpu/fd/$wfd"	# this shell holds the write end from now
+	kill -KILL "$gpu"
+	wait_new_gpu "$gpu"
+	new=$?
+	got=$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$small" 2>&1 | tr '\n' ' ')
+	last=$(row last_exit)
+	exec 7>&-
+	[ "$new" = 0 ] && [ "$got" = "t " ] && [[ "$last" == *"signal 9"* ]]
+	ok $? "the GPU process killed while another process holds its message pipe open: a new one is ready ($(row gpu_pid)), gpu sorts right ($got), last exit: $last"
+else
+	fail "the GPU process ($gpu) has no write end of a pipe to hold"
+fi
+
+# the server's TopMemoryContext after one restart and after ten more
+log=$GS_PGDIR/server.log
+top_used() {	# the server's TopMemoryContext bytes in use, from pg_log_backend_memory_contexts
+	local server n
+	server=$(row server_pid)
+	n=$(grep -c "TopMemoryContext:" "$log")
+	q -c "SELECT pg_log_backend_memory_contexts($server)" >/dev/null
+	for _ in $(seq 1 100); do [ "$(grep -c "TopMemoryContext:" "$log")" -gt "$n" ] && break; sleep 0.05; done
+	grep "TopMemoryContext:" "$log" | tail -1 | grep -oE "[0-9]+ used" | grep -oE "[0-9]+"
+}
+restart() {	# kills the GPU process once it has been ready for over a second (no back-off)
+	local g
+	sleep 1.2
+	g=$(row gpu_pid)
+	kill -KILL "$g"
+	wait_new_gpu "$g"
+}
+restart
+before=$(top_used)
+for _ in $(seq 1 10); do restart; done
+after=$(top_used)
+[ -n "$before" ] && [ -n "$after" ] && [ "$after" -le "$before" ]
+ok $? "10 restarts of the GPU process: the server's TopMemoryContext uses ${before:-?} bytes before, ${after:-?} after"
+
+# 4. admission: small jobs pass a blocked head, for a while
+q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '120s'" -c "SELECT pg_reload_conf()" >/dev/null
+q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+PGAPPNAME=fa_held PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$big" >"$work/held.out" 2>&1 &
+held_pid=$!
+bg+=($held_pid)
+wait_held 1
+need=$(q -c "SELECT ceil(sum(memory_reserved_mb)) FROM gpusort_server()")
+q -c "ALTER SYSTEM SET gpusort.server_memory = '$((need * 3 / 2))MB'" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$big" >"$work/head.out" 2>&1 &
+head_pid=$!
+bg+=($head_pid)
+for _ in $(seq 1 100); do [ "$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")" = 1 ] && break; sleep 0.05; done
+passed=$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+queued=$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")
+[ "$passed" = "t gpu:0 " ] && [ "$queued" = 1 ] && [ "$(held)" = 1 ]
+ok $? "a small sort under gpu passes a job queued for memory (${need} MB each, budget $((need * 3 / 2)) MB): $passed; still queued: $queued, held: $(held)"
+sleep 1.5
+PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$small" >"$work/behind.out" 2>&1 &
+behind_pid=$!
+bg+=($behind_pid)
+auto=$(PGOPTIONS="-c gpusort.device=auto -c statement_timeout=20s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+queued=$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")
+[ "$auto" = "t cpu " ] && [ "$queued" = 2 ]
+ok $? "once the queued job has waited over a second nothing passes it: a small sort under gpu stays queued ($queued queued), one under auto leaves for the CPU ($auto)"
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fa_held'" >/dev/null
+wait "$held_pid" "$head_pid" "$behind_pid"
+[ "$(cat "$work/head.out")" = t ] && [ "$(cat "$work/behind.out")" = t ] && grep -q "57014\|canceling" "$work/held.out" &&
+	[ "$(in_use)" = "0 0 0.0" ]
+ok $? "the held job cancelled, the queued ones run right ($(tr '\n' ' ' <"$work/head.out"), $(tr '\n' ' ' <"$work/behind.out")); in use afterwards: $(in_use)"
+q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
+
+# 5. honest figures
+figures=$(q -F ' ' -c "SELECT (SELECT sum(jobs_failed) FROM gpusort_server()), jobs_timed_out, jobs_withdrawn > 0 FROM gpusort_gpu_process()")
+[ "$figures" = "0 2 t" ]
+ok $? "jobs failed, timed out, withdrawn (any): $figures (of jobs that all ended as meant)"
+before=$(row "restarts || ' ' || last_exit")
+server=$(row server_pid)
+kill -TERM "$server"
+for _ in $(seq 1 300); do
+	[ "$(q -c "SELECT server_pid <> $server AND state = 'ready' FROM gpusort_gpu_process()" 2>/dev/null)" = t ] && break
+	sleep 0.05
+done
+after=$(row "restarts || ' ' || last_exit")
+[ -n "$before" ] && [ "$after" = "$before" ] && [ "$(row server_pid)" != "$server" ]
+ok $? "a new GPU server ($(row server_pid)) keeps the restart count and last exit: $after"
+
+# 6. the back-off counts against the session whose job was in flight
+gpu=$(row gpu_pid)
+q -c "SELECT gpusort_server_inject('running')" >/dev/null
+PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
+	-c "SET gpusort.device = gpu" -c "$small" >"$work/blamed.out" 2>&1 &
+s=$!
+bg+=($s)
+wait_held 1
+kill -KILL "$gpu"
+wait "$s"
+wait_new_gpu "$gpu"
+other=$(PGOPTIONS="-c gpusort.device=gpu" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+mine=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/blamed.out" | head -2 | tr '\n' ' ')
+[ "$mine" = "t cpu " ] && grep -q "ERROR:  no GPU is usable" "$work/blamed.out" &&
+	grep -q "a GPU process died while it ran a job of this session" "$work/blamed.out" &&
+	[ "$other" = "t gpu:0 " ] && grep -q "(PID $gpu) ended on signal 9: Killed; starting another now" "$GS_PGDIR/server.log"
+ok $? "a death with one session's job in flight pauses that session ($(tr '\n' ' ' <"$work/blamed.out" | cut -c1-300)), not another ($other)"
+
+finish
