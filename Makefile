@@ -26,7 +26,8 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 # install and alone for the update.  A fragment therefore runs after
 # $(PREV_VERSION)'s objects exist: it creates new objects and changes old ones
 # with CREATE OR REPLACE or ALTER, never DROP (an update keeps every object,
-# and with it the views and grants over it).  sql/expand.awk writes a
+# and with it the views and grants over it), except a monitoring function
+# whose columns change (sql/1.3/server.sql), which is made again.  sql/expand.awk writes a
 # fragment's per-type blocks once for each type.
 SQL_FRAGMENTS = $(sort $(wildcard sql/$(EXTVERSION)/*.sql))
 SQL_PREV = sql/$(EXTENSION)--$(PREV_VERSION).sql

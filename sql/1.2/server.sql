@@ -1,10 +1,8 @@
 -- The GPU server's own row: its state, the GPU process it supervises, how
--- many times it started one again after one died, how the last one ended,
--- and the jobs that ended neither done nor failed.
+-- many times it started one again after one died, and how the last one ended.
 
 CREATE FUNCTION gpusort_gpu_process(
 	OUT state text, OUT server_pid int, OUT gpu_pid int, OUT gpu_started timestamptz,
-	OUT restarts bigint, OUT last_exit text, OUT last_exit_at timestamptz, OUT reason text,
-	OUT jobs_timed_out bigint, OUT jobs_withdrawn bigint)
+	OUT restarts bigint, OUT last_exit text, OUT last_exit_at timestamptz, OUT reason text)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'gpusort_gpu_process' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 1;
-COMMENT ON FUNCTION gpusort_gpu_process() IS 'the GPU server and the GPU process it supervises: state, PIDs, restarts and how the last GPU process ended, jobs cancelled for the job timeout and jobs withdrawn by their backends (no row without shared_preload_libraries = ''gpusort'')';
+COMMENT ON FUNCTION gpusort_gpu_process() IS 'the GPU server and the GPU process it supervises: state, PIDs, restarts and how the last GPU process ended (no row without shared_preload_libraries = ''gpusort'')';
