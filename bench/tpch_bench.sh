@@ -42,7 +42,9 @@
 #   --no-build       use the gpusort installed in pg_config's PostgreSQL as it is
 #   --data-only      build dbgen and generate SF's data into the cache, then stop
 #   --gpu-host       the GPU host: PostgreSQL from .pgbundle/activate.sh when no
-#                    pg_config is on PATH, gpusort built with CUDA, gpusort.device = gpu
+#                    pg_config is on PATH, gpusort built with CUDA, gpusort.device = gpu;
+#                    where ../shared does not travel, copy ../shared/tpch into the
+#                    clone's shared/tpch first (or set GS_TPCH_SRC)
 #   --host NAME      the machine's name in the default FILE (default: CPU model and cores)
 #   --out FILE       the table (default $OUT or bench/results, tpch-HOST-sfSF.md)
 #   MAKEVAR=value    passed to make (e.g. CUDA=0); GS_PREBUILT=1 installs prebuilt files
