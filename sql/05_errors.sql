@@ -42,7 +42,7 @@ SELECT gpu_sort(NULL::point[]);
 SELECT gpu_sort_agg(x) FROM (VALUES ('{}'::json)) v(x);
 SELECT gpu_topk_agg(x, 1) FROM (VALUES ('(1,2)'::point)) v(x);
 SELECT gpu_mode() WITHIN GROUP (ORDER BY x) FROM (VALUES ('{}'::json)) v(x);
-SELECT gpu_percentile_disc_agg(x, 0.5) FROM (VALUES ('{}'::xml)) v(x);
+SELECT gpu_percentile_disc_agg(x, 0.5) FROM (VALUES ('<(0,0),1>'::circle)) v(x);
 SELECT gpu_sort('{2,1}');
 
 -- the settings as defined (boot values, so this does not depend on PGOPTIONS)
