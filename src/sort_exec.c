@@ -1276,12 +1276,15 @@ pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
 		layout->drop[k] = Max(total + field - SORT_NODE_MAX_BITS, 0);
 		total += field - layout->drop[k];
 		layout->nkeys = k + 1;
-		/* a string's first bytes: whole in some rows, whose later bits count */
-		if (state->keys[k].bits.kind == SORT_KEY_BYTES && layout->drop[k] == 0)
+		/*
+		 * A string's first bytes end the packed keys: the later keys are
+		 * ordered by the tie pass (packing them after strings that are whole
+		 * in some rows only gave TPC-H's Q16 groups split in two)
+		 */
+		if (state->keys[k].bits.kind == SORT_KEY_BYTES)
 		{
-			if (state->partial[k])
-				first_inexact = Min(first_inexact, k);
-			continue;
+			first_inexact = Min(first_inexact, k);
+			break;
 		}
 		if (layout->drop[k] > 0 || !state->keys[k].bits.exact)
 		{
