@@ -105,7 +105,8 @@ send_message(GpusortMessageKind kind, int worker, int slot, uint64 seq, gs_statu
  * worker never comes back, as in a kernel that never returns: on a GPU it
  * runs one (gs_inject_hang), on the CPU stand-in it spins.  At 'slow' the
  * first worker to get there takes the injection (it is cleared) and waits
- * for its job's cancel flag, as a long sort that looks at it between passes.
+ * for its job's cancel flag, as a long sort that looks at it between passes;
+ * at 'slow-self' only a job of the backend that set it does.
  */
 static void
 injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
@@ -118,6 +119,10 @@ injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
 		return;
 	if (now == GPUSORT_INJECT_SLOW && stage == GPUSORT_INJECT_RUNNING)
 	{
+		int32		pid = __atomic_load_n(&srv->inject_pid, __ATOMIC_ACQUIRE);
+
+		if (pid != 0 && slot->pid != pid)
+			return;
 		if (!__atomic_compare_exchange_n(&srv->inject, &now, GPUSORT_INJECT_NONE, false,
 										 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return;

@@ -187,6 +187,8 @@ typedef struct GpusortServerShared
 	volatile uint32 inject_held;	/* jobs held there now */
 	uint64		inject_exit_error;	/* the generation that is to fail as for a broken context */
 	volatile uint32 inject_start_hang;	/* the next GPU process never finds its GPUs */
+	volatile int32 inject_pid;	/* GPUSORT_INJECT_SLOW holds a job of this backend
+								 * only; 0: of any */
 #endif
 	int			nslots;
 	GpusortJobSlot slots[FLEXIBLE_ARRAY_MEMBER];

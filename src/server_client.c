@@ -512,6 +512,7 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
  * 'hang' makes the next job that has its input never return (as a hung GPU),
  * 'slow' holds the next job that has its input until it is cancelled (as a
  * long sort that stops at its next pass when cancelled; one job only),
+ * 'slow-self' the same for the next job of the calling backend alone,
  * 'error-exit' makes the GPU process fail as for a broken GPU context,
  * 'start-hang' makes the next GPU process to start never find its GPUs;
  * gpusort_server_held() counts the jobs held now.
@@ -542,17 +543,23 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 	GpusortServerShared *srv = gpusort_server;
 	char	   *what = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int			stage = -1;
+	int32		pid = 0;
 	Latch	   *server_latch;
 
 	check_injection_allowed();
 	for (int i = 0; i < lengthof(injection_names); i++)
 		if (strcmp(what, injection_names[i]) == 0)
 			stage = i;
+	if (strcmp(what, "slow-self") == 0)
+	{
+		stage = GPUSORT_INJECT_SLOW;
+		pid = MyProcPid;
+	}
 	if (stage < 0 && strcmp(what, "error-exit") != 0 && strcmp(what, "start-hang") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown injection point \"%s\"", what),
-				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow, error-exit or start-hang.")));
+				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow, slow-self, error-exit or start-hang.")));
 
 	if (strcmp(what, "start-hang") == 0)
 	{
@@ -570,6 +577,7 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 	else
 	{
 		srv->inject_generation = srv->generation;
+		__atomic_store_n(&srv->inject_pid, pid, __ATOMIC_RELEASE);
 		__atomic_store_n(&srv->inject, (uint32) stage, __ATOMIC_RELEASE);
 	}
 	server_latch = srv->server_latch;
