@@ -64,6 +64,13 @@ PGDLLEXPORT void gpusort_server_main(Datum main_arg);
 #define GPU_BACKOFF_MAX_MS		30000
 /* How often the server looks at the jobs' time on the GPU while the timeout is on. */
 #define GPU_WATCH_MS			100
+/*
+ * The least time between two such looks: each takes the lock and reads every
+ * slot, and the loop turns several times for each job (a submission, the GPU
+ * process's messages), which at thousands of jobs a second would hold up the
+ * backends that submit.
+ */
+#define GPU_WATCH_MIN_MS		10
 /* The longest a GPU process may take to find its GPUs and say so. */
 #define GPU_START_TIMEOUT_MS	30000
 /* How long a queued job that must wait may be passed by later jobs that fit. */
@@ -98,6 +105,7 @@ static struct
 	int		   *queue;			/* admit_jobs' scratch: one per slot */
 	uint64		ended;			/* GPU processes of this server that ended */
 	int			nstragglers;
+	uint64		watched_ns;		/* watch_job_times' last look, monotonic_ns() */
 } gpu = {0, -1, -1};
 
 /* Answers a job without running it; under the lock. */
@@ -1117,7 +1125,11 @@ gpusort_server_main(Datum main_arg)
 		if (gpu.pid > 0)
 			watch_gpu_process();
 		reap_stragglers();
-		watch_job_times();
+		if (monotonic_ns() - gpu.watched_ns >= (uint64) GPU_WATCH_MIN_MS * 1000000)
+		{
+			watch_job_times();
+			gpu.watched_ns = monotonic_ns();
+		}
 #ifdef GS_INJECTION_POINTS
 		if (gpu.pid > 0 && srv->inject_exit_error == srv->generation)
 		{
