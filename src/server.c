@@ -102,7 +102,7 @@ static struct
 	bool	   *worker_busy;
 	TimedOutJob *cancels;		/* one per slot */
 	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
-	int		   *queue;			/* admit_jobs' scratch: one per slot */
+	struct QueuedJob *queue;	/* admit_jobs' scratch: one per slot */
 	uint64		ended;			/* GPU processes of this server that ended */
 	int			nstragglers;
 	uint64		watched_ns;		/* watch_job_times' last look, monotonic_ns() */
@@ -335,14 +335,30 @@ blamed_ms(int pid, TimestampTz now)
 	return 0;
 }
 
-/* Orders queued slots by submission. */
-static int
-compare_seq(const void *a, const void *b)
+/* A queued job as admit_jobs orders them: by submission. */
+typedef struct QueuedJob
 {
-	uint64		x = gpusort_server->slots[*(const int *) a].seq;
-	uint64		y = gpusort_server->slots[*(const int *) b].seq;
+	uint64		seq;
+	int			index;
+} QueuedJob;
+
+static int
+compare_queued(const void *a, const void *b)
+{
+	uint64		x = ((const QueuedJob *) a)->seq;
+	uint64		y = ((const QueuedJob *) b)->seq;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Whether any session's sorts are paused after a death (blamed_ms > 0 for some). */
+static bool
+any_blamed(TimestampTz now)
+{
+	for (int k = 0; k < BLAME_SESSIONS; k++)
+		if (blamed[k].until > now)
+			return true;
+	return false;
 }
 
 /*
@@ -445,20 +461,34 @@ static void
 admit_jobs(void)
 {
 	GpusortServerShared *srv = gpusort_server;
-	int		   *queue = gpu.queue;
+	QueuedJob  *queue = gpu.queue;
 	int			nqueued = 0;
 	TimestampTz now = GetCurrentTimestamp();
+
+	/*
+	 * With the GPU process ready and every worker busy, no job can be
+	 * admitted, and none is to be answered unless a session is paused: the
+	 * loop turns for each submission, and under hundreds of clients reading
+	 * and ordering the queue each time would hold the lock the backends
+	 * submit under.  The state and the workers are the server's own.
+	 */
+	if (srv->state == GPUSORT_SERVER_READY && !any_idle_worker() && !any_blamed(now))
+		return;
 
 	LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < srv->nslots; i++)
 		if (srv->slots[i].state == GPUSORT_SLOT_QUEUED && !srv->slots[i].finished)
-			queue[nqueued++] = i;
+		{
+			queue[nqueued].seq = srv->slots[i].seq;
+			queue[nqueued].index = i;
+			nqueued++;
+		}
 	if (nqueued > 1)
-		qsort(queue, nqueued, sizeof(int), compare_seq);
+		qsort(queue, nqueued, sizeof(QueuedJob), compare_queued);
 
 	for (int q = 0; q < nqueued; q++)
 	{
-		GpusortJobSlot *slot = &srv->slots[queue[q]];
+		GpusortJobSlot *slot = &srv->slots[queue[q].index];
 
 #ifdef GS_INJECTION_POINTS
 		if (injection_holds_queue())
@@ -485,7 +515,7 @@ admit_jobs(void)
 		}
 		if (!any_idle_worker())
 			break;				/* nothing can be admitted until a worker is free */
-		if (try_admit(queue[q]))
+		if (try_admit(queue[q].index))
 			continue;
 		if (TimestampDifferenceExceeds(slot->submitted, now, GPU_PASS_MS))
 			break;				/* it has been passed long enough: the rest wait for it */
@@ -1080,7 +1110,7 @@ gpusort_server_main(Datum main_arg)
 	LWLockRelease(srv->lock);
 	on_shmem_exit(server_exit, (Datum) 0);
 	gpu.cancels = (TimedOutJob *) MemoryContextAllocZero(TopMemoryContext, sizeof(TimedOutJob) * srv->nslots);
-	gpu.queue = (int *) MemoryContextAllocZero(TopMemoryContext, sizeof(int) * srv->nslots);
+	gpu.queue = (QueuedJob *) MemoryContextAllocZero(TopMemoryContext, sizeof(QueuedJob) * srv->nslots);
 
 	gpu.next_start = GetCurrentTimestamp();
 	for (;;)
