@@ -976,20 +976,30 @@ watch_job_times(void)
 	LWLockRelease(srv->lock);
 }
 
+/* Set by SIGCHLD: a child of the server ended, and waitpid is worth a call. */
+static volatile sig_atomic_t child_ended = false;
+
 /*
  * Whether the GPU process has ended: its exit, seen directly (SIGCHLD sets
- * the latch, and each turn of the loop looks), or the end of its message
- * pipe.  The pipe alone is not enough: a process that inherited its write
- * end despite close-on-exec, or one stuck in the driver as it exits, keeps
- * the pipe open after the GPU process is gone.
+ * the latch and child_ended, and the next look reaps; every
+ * GPU_WATCH_MIN_MS the server looks anyway), or the end of its message pipe.
+ * The pipe alone is not enough: a process that inherited its write end
+ * despite close-on-exec, or one stuck in the driver as it exits, keeps the
+ * pipe open after the GPU process is gone.  The loop turns several times for
+ * each job, so waitpid is called only when there is reason to.
  */
 static void
-watch_gpu_process(void)
+watch_gpu_process(bool periodic)
 {
 	int			wstatus;
 	bool		open = read_messages();
-	pid_t		r = waitpid(gpu.pid, &wstatus, WNOHANG);
+	pid_t		r = 0;
 
+	if (child_ended || periodic || !open)
+	{
+		child_ended = false;
+		r = waitpid(gpu.pid, &wstatus, WNOHANG);
+	}
 	if (r == gpu.pid)
 	{
 		(void) read_messages();	/* what it sent before it died */
@@ -1005,6 +1015,7 @@ handle_sigchld(SIGNAL_ARGS)
 {
 	int			save_errno = errno;
 
+	child_ended = true;
 	SetLatch(MyLatch);
 	errno = save_errno;
 }
@@ -1152,13 +1163,17 @@ gpusort_server_main(Datum main_arg)
 			set_budgets();
 			LWLockRelease(srv->lock);
 		}
-		if (gpu.pid > 0)
-			watch_gpu_process();
-		reap_stragglers();
-		if (monotonic_ns() - gpu.watched_ns >= (uint64) GPU_WATCH_MIN_MS * 1000000)
 		{
-			watch_job_times();
-			gpu.watched_ns = monotonic_ns();
+			uint64		since = monotonic_ns() - gpu.watched_ns;
+
+			if (gpu.pid > 0)
+				watch_gpu_process(since >= (uint64) GPU_WATCH_MIN_MS * 1000000);
+			if (since >= (uint64) GPU_WATCH_MIN_MS * 1000000)
+			{
+				reap_stragglers();
+				watch_job_times();
+				gpu.watched_ns = monotonic_ns();
+			}
 		}
 #ifdef GS_INJECTION_POINTS
 		if (gpu.pid > 0 && srv->inject_exit_error == srv->generation)
