@@ -18,11 +18,13 @@
 # Each variant runs once under EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) (the
 # warm-up; the plan tells whether the node ran, and on which device), then
 # RUNS times, node off and on interleaved, timed by clock_timestamp deltas in
-# one plpgsql function; the answers of both must be equal.  Prints a markdown
-# table: query, node in the plan, sort device, ms off, ms on, ratio, same answer.
+# one plpgsql function that keeps each run's answer; every answer must be
+# equal.  Prints a markdown table: query, node in the plan, sort device, ms
+# off, ms on, ratio, same answer.
 #
 #   bash bench/sql_keys_bench.sh [--rows 10000000] [--runs 3] [--work-mem 4GB]
-#        [--device auto] [--no-build] [--out FILE] [make args]
+#        [--device auto] [--only REGEX] [--no-build] [--out FILE] [make args]
+# --only: the queries whose name (the first column) matches the extended regex
 # GS_PREBUILT=1 installs prebuilt files (scripts/lib.sh).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
@@ -33,6 +35,7 @@ runs=3
 work_mem=4GB
 device=auto
 build=1
+only=
 out=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$2; shift ;;
 	--work-mem) work_mem=$2; shift ;;
 	--device) device=$2; shift ;;
+	--only) only=$2; shift ;;
 	--no-build) build=0 ;;
 	--out) out=$2; shift ;;
 	*) break ;;
@@ -66,19 +70,12 @@ FROM generate_series(1, :rows) i;
 CREATE TABLE k2 AS SELECT name, x FROM k ORDER BY random() LIMIT :rows / 10;
 VACUUM ANALYZE k, k2;
 
-CREATE FUNCTION ms(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+CREATE FUNCTION ms(q text, OUT ms float8, OUT answer text) LANGUAGE plpgsql AS $$
 DECLARE
 	t timestamptz := clock_timestamp();
 BEGIN
-	EXECUTE q;
-	RETURN extract(epoch FROM clock_timestamp() - t) * 1000;
-END $$;
-CREATE FUNCTION answer(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	r text;
-BEGIN
-	EXECUTE 'SELECT a::text FROM (' || q || ') a' INTO r;
-	RETURN r;
+	EXECUTE 'SELECT a::text FROM (' || q || ') a' INTO answer;
+	ms := extract(epoch FROM clock_timestamp() - t) * 1000;
 END $$;
 CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -94,9 +91,10 @@ SQL
 
 collations=$(psql -X -At -c "SELECT string_agg(c, ' ') FROM unnest('{C,C.utf8,en_US.utf8,und-x-icu}'::text[]) c
 	WHERE EXISTS (SELECT FROM pg_collation WHERE collname = c AND collencoding IN (-1, 6))")
-queries=("ORDER BY amount|SELECT count(*) FROM (SELECT amount FROM k ORDER BY amount OFFSET 0) s|")
+# name|query|settings|a check of the node's order (ORDER BY only): true when each row is >= the one before
+queries=("ORDER BY amount|SELECT count(*) FROM (SELECT amount FROM k ORDER BY amount OFFSET 0) s||SELECT bool_and(p IS NULL OR p <= v) FROM (SELECT v, lag(v) OVER () p FROM (SELECT amount v FROM k ORDER BY amount OFFSET 0) s) t")
 for c in $collations; do
-	queries+=("ORDER BY name COLLATE \"$c\"|SELECT count(*) FROM (SELECT name FROM k ORDER BY name COLLATE \"$c\" OFFSET 0) s|")
+	queries+=("ORDER BY name COLLATE \"$c\"|SELECT count(*) FROM (SELECT name FROM k ORDER BY name COLLATE \"$c\" OFFSET 0) s||SELECT bool_and(p IS NULL OR p <= v) FROM (SELECT v, lag(v) OVER () p FROM (SELECT name COLLATE \"$c\" v FROM k ORDER BY 1 OFFSET 0) s) t")
 done
 queries+=("GROUP BY name|SELECT count(*), sum(n) FROM (SELECT name, count(*) n FROM k GROUP BY name) s|SET enable_hashagg = off;")
 queries+=("sum(x) OVER (PARTITION BY category ORDER BY amount)|SELECT sum(s) FROM (SELECT sum(x) OVER (PARTITION BY category ORDER BY amount) s FROM k) t|")
@@ -104,40 +102,43 @@ queries+=("merge join on name|SELECT count(*), sum(k.x::int8 - k2.x) FROM k JOIN
 
 table=$(mktemp)
 {
-	echo "| query | node in plan | sort device | ms off | ms on | ratio | same answer |"
-	echo "| --- | --- | --- | ---: | ---: | ---: | --- |"
+	echo "| query | node in plan | sort device | ms off | ms on | ratio | same answer | node's order checked |"
+	echo "| --- | --- | --- | ---: | ---: | ---: | --- | --- |"
 } >"$table"
 for entry in "${queries[@]}"; do
-	IFS='|' read -r name q settings <<<"$entry"
+	IFS='|' read -r name q settings check <<<"$entry"
+	[ -z "$only" ] || [[ "$name" =~ $only ]] || continue
 	gs_log "$name"
 	result=$(psql -X -At -v ON_ERROR_STOP=1 -F '|' <<SQL
 $settings
 SET gpusort.enable_sort = off;
 SELECT plan_of(\$q\$$q\$q\$) AS off_plan \gset
-SELECT answer(\$q\$$q\$q\$) AS off_answer \gset
 SET gpusort.enable_sort = on;
 SELECT plan_of(\$q\$$q\$q\$) AS on_plan \gset
-SELECT answer(\$q\$$q\$q\$) AS on_answer \gset
-CREATE TEMP TABLE t (variant text, ms float8);
+CREATE TEMP TABLE t (variant text, ms float8, answer text);
 DO \$d\$
 BEGIN
 	FOR i IN 1..$runs LOOP
 		SET LOCAL gpusort.enable_sort = off;
-		INSERT INTO t SELECT 'off', ms(\$q\$$q\$q\$);
+		INSERT INTO t SELECT 'off', * FROM ms(\$q\$$q\$q\$);
 		SET LOCAL gpusort.enable_sort = on;
-		INSERT INTO t SELECT 'on', ms(\$q\$$q\$q\$);
+		INSERT INTO t SELECT 'on', * FROM ms(\$q\$$q\$q\$);
 	END LOOP;
 END \$d\$;
 SELECT :'on_plan' LIKE '%Custom Scan (gpusort)%',
 	   coalesce(substring(:'on_plan' FROM 'Sort Device: ([^\n]*)'), '-'),
 	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'off')::numeric, 1),
 	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'on')::numeric, 1),
-	   :'off_answer' = :'on_answer';
+	   (SELECT count(DISTINCT answer) = 1 FROM t);
 SQL
 )
+	ordered=-
+	if [ -n "$check" ]; then
+		ordered=$(psql -X -At -v ON_ERROR_STOP=1 -c "SET gpusort.enable_sort = on" -c "$check" | tail -1)
+	fi
 	IFS='|' read -r in_plan dev off on same <<<"$(echo "$result" | tail -1)"
-	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$in_plan" "$dev" "$off" "$on" \
-		"$(echo "scale=2; $off / $on" | bc)" "$same" | tee -a "$table"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$in_plan" "$dev" "$off" "$on" \
+		"$(echo "scale=2; $off / $on" | bc)" "$same" "$ordered" | tee -a "$table"
 done
 gs_stop_cluster
 echo
