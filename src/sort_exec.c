@@ -1147,6 +1147,13 @@ order_run(SortNodeState *state, uint32 *perm, int64 m, TieRun *run, int64 *room)
 		perm[i] = run->position[order[i]];
 }
 
+/*
+ * A run of fewer rows than this is ordered by the comparators alone: the
+ * rounds cost each row its byte string (a strxfrm, an ICU sort key) and a
+ * share of a sort per round, about what log2 of this many comparisons do.
+ */
+#define SORT_NODE_REFINE_MIN 16
+
 /* Runs of rows still tied: perm positions [start[r], start[r] + len[r]). */
 typedef struct RunList
 {
@@ -1419,7 +1426,8 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
  * first_key on (the keys before it packed exactly, so equal there).  With
  * refine_from >= 0, key first_key is a byte string whose first refine_from
  * bytes the words hold, and it is not NULL in some run's rows only if in
- * all: its runs are refined by its bytes first (refine_string_runs).
+ * all: its runs of SORT_NODE_REFINE_MIN rows or more are refined by its
+ * bytes first (refine_string_runs).
  */
 static void
 order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 out,
@@ -1445,7 +1453,7 @@ order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 
 			end++;
 		if (end - start > 1)
 		{
-			if (refine_from >= 0 && !(nulls && nulls[perm[start]]))
+			if (refine_from >= 0 && end - start >= SORT_NODE_REFINE_MIN && !(nulls && nulls[perm[start]]))
 				add_run(state, &runs, start, end - start);
 			else
 				order_run(state, perm + start, end - start, &run, &room);
