@@ -55,9 +55,9 @@ FROM generate_series(1, 20000) g;
 ANALYZE st;
 
 -- One query: 'ok', 'not used' (the plan has no node), or what differs.
-CREATE FUNCTION st_check(keys text, lim text DEFAULT '') RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION st_check(keys text, lim text DEFAULT '', tab text DEFAULT 'st') RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-	q text := 'SELECT * FROM st ORDER BY ' || keys;
+	q text := format('SELECT * FROM %I ORDER BY ', tab) || keys;
 	plan text := '';
 	line text;
 	got text;
@@ -117,7 +117,27 @@ SELECT max(c) > 1000 AS long_runs FROM (SELECT count(*) c FROM st GROUP BY subst
 SELECT count(*) > 100 AS prefixes FROM st a JOIN st b ON a.s = left(b.s, -9);
 SELECT count(*) - count(DISTINCT s) > 1000 AS duplicates FROM st;
 
-DROP FUNCTION st_check(text, text);
+-- Strings of 242 bytes sharing 210: their byte strings in a work_mem that
+-- holds the rows but not them (6MB: the runs go to the comparators), and
+-- in one that holds both (8MB); under C, and ICU's root where the server
+-- has it
+CREATE TABLE st_long AS
+SELECT g AS id, repeat('a long shared prefix ', 10) || md5(g::text) AS s FROM generate_series(1, 5000) g;
+ANALYZE st_long;
+SET work_mem = '6MB';
+SELECT string_agg(DISTINCT r, ', ') AS work_mem_6mb
+FROM st_collations, LATERAL (VALUES (st_check(format('s COLLATE %s', coll), '', 'st_long')),
+								   (st_check(format('s COLLATE %s DESC', coll), '', 'st_long'))) v(r)
+WHERE coll IN ('"C"', '"und-x-icu"');
+SET work_mem = '8MB';
+SELECT string_agg(DISTINCT r, ', ') AS work_mem_8mb
+FROM st_collations, LATERAL (VALUES (st_check(format('s COLLATE %s', coll), '', 'st_long')),
+								   (st_check(format('s COLLATE %s DESC', coll), '', 'st_long'))) v(r)
+WHERE coll IN ('"C"', '"und-x-icu"');
+RESET work_mem;
+
+DROP FUNCTION st_check(text, text, text);
+DROP TABLE st_long;
 DROP TABLE st;
 \if :have_icu
 DROP COLLATION st_nd;

@@ -1223,7 +1223,7 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
 					uint32 *rows, RowBytes *bytes, int64 limit)
 {
 	Size		size = 0;
-	Size		room = 1024 * 1024;
+	Size		room = Min(1024 * 1024, limit);
 	unsigned char *arena = MemoryContextAllocHuge(state->tuple_context, room);
 	int64		j = 0;
 	MemoryContext old = MemoryContextSwitchTo(state->convert_context);
@@ -1308,13 +1308,20 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 	for (int64 r = 0; r < runs->nruns; r++)
 		m += runs->len[r];
 	limit -= m * (2 * sizeof(uint32) + 2 * sizeof(RowBytes) + sizeof(uint64) + sizeof(uint32));
+	if (limit <= 0)
+	{
+		/* past work_mem: the comparators */
+		for (int64 r = 0; r < runs->nruns; r++)
+			order_run(state, state->perm + runs->start[r], runs->len[r], run, room);
+		return;
+	}
 	rows = gpusort_alloc_large(sizeof(uint32) * m);
 	rows_sorted = gpusort_alloc_large(sizeof(uint32) * m);
 	bytes = gpusort_alloc_large(sizeof(RowBytes) * m);
 	bytes_sorted = gpusort_alloc_large(sizeof(RowBytes) * m);
 	words = gpusort_alloc_large(sizeof(uint64) * m);
 	order = gpusort_alloc_large(sizeof(uint32) * m);
-	arena = limit > 0 ? gather_byte_strings(state, key, runs, rows, bytes, limit) : NULL;
+	arena = gather_byte_strings(state, key, runs, rows, bytes, limit);
 	memset(&next, 0, sizeof(next));
 
 	while (arena != NULL && runs->nruns > 0)
