@@ -9,7 +9,10 @@
  * NULL bit above a key's value only where that key had NULLs.  One stable
  * argsort through gpusort_run orders words of up to 64 bits; 128-bit words
  * take two (low word, then high word: LSD order).  Tuples come back in that
- * order, ties in input order.  Its arrays grow within work_mem; when the
+ * order, ties in input order.  Where the words end with a string's first
+ * bytes, rows tied on them are ordered by rounds of the same word sort over
+ * the string's next bytes, MSD radix style, before the comparators see the
+ * rows whose strings are equal.  Its arrays grow within work_mem; when the
  * input outgrows that it hands what it holds to a tuplesort with the same
  * keys and goes on as Sort would.  Under a Gather Merge, EXPLAIN ANALYZE
  * shows each worker's figures as well as the leader's.

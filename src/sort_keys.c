@@ -22,6 +22,9 @@
  *     order the executor checks in one pass over the sorted rows with the
  *     real comparator (sort_exec.c sorts by that comparator alone on any
  *     inversion).
+ * A string's first bytes (its own, strxfrm's, or its ICU abbreviated key's)
+ * begin a byte string that sort_key_xfrm_bytes gives whole: the tie pass
+ * orders rows whose first bytes are equal by the bytes that follow.
  * A key with none of these (enums, arrays, records) gives no bits.
  */
 #include "postgres.h"
