@@ -1260,7 +1260,7 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
 					pfree(arena);
 					return NULL;
 				}
-				room = Max(room * 2, size + len);
+				room = Min(Max(room * 2, size + len), (Size) limit);
 				arena = repalloc_huge(arena, room);
 			}
 			memcpy(arena + size, p, len);
