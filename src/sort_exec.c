@@ -9,7 +9,10 @@
  * NULL bit above a key's value only where that key had NULLs.  One stable
  * argsort through gpusort_run orders words of up to 64 bits; 128-bit words
  * take two (low word, then high word: LSD order).  Tuples come back in that
- * order, ties in input order.  Its arrays grow within work_mem; when the
+ * order, ties in input order.  Where the words end with a string's first
+ * bytes, rows tied on them are ordered by rounds of the same word sort over
+ * the string's next bytes, MSD radix style, before the comparators see the
+ * rows whose strings are equal.  Its arrays grow within work_mem; when the
  * input outgrows that it hands what it holds to a tuplesort with the same
  * keys and goes on as Sort would.  Under a Gather Merge, EXPLAIN ANALYZE
  * shows each worker's figures as well as the leader's.
@@ -42,6 +45,8 @@
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 #include "port/atomics.h"
+#include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 #include "portability/instr_time.h"
 #include "utils/float.h"
 #include "utils/guc.h"
@@ -69,7 +74,7 @@ typedef struct SortKeyInfo
 	SortKeyBits bits;			/* the leading bits it gives (sort_keys.c) */
 	SortSupportData abbrev;		/* an abbreviated key's conversion */
 	SortSupportData full;		/* PostgreSQL's comparator, for the tie pass */
-	SortKeyXfrm *xfrm;			/* SORT_KEY_STRXFRM's conversion */
+	SortKeyXfrm *xfrm;			/* a byte string's conversion (bits.byte_string) */
 #ifdef GS_INJECTION_POINTS
 	bool		invert_xfrm;	/* tests: its bits inverted, an order the check refutes */
 #endif
@@ -1146,21 +1151,308 @@ order_run(SortNodeState *state, uint32 *perm, int64 m, TieRun *run, int64 *room)
 }
 
 /*
+ * A run of fewer rows than this is ordered by the comparators alone: the
+ * rounds cost each row its byte string (a strxfrm, an ICU sort key) and a
+ * share of a sort per round, about what log2 of this many comparisons do.
+ */
+#define SORT_NODE_REFINE_MIN 16
+
+/* Runs of rows still tied: perm positions [start[r], start[r] + len[r]). */
+typedef struct RunList
+{
+	int64		nruns;
+	int64		room;
+	int64	   *start;
+	int64	   *len;
+} RunList;
+
+static void
+add_run(SortNodeState *state, RunList *runs, int64 start, int64 len)
+{
+	if (runs->nruns == runs->room)
+	{
+		int64		room = Max(runs->room * 2, 64);
+		int64	   *s = MemoryContextAllocHuge(state->tuple_context, sizeof(int64) * room);
+		int64	   *l = MemoryContextAllocHuge(state->tuple_context, sizeof(int64) * room);
+
+		if (runs->nruns > 0)
+		{
+			memcpy(s, runs->start, sizeof(int64) * runs->nruns);
+			memcpy(l, runs->len, sizeof(int64) * runs->nruns);
+			pfree(runs->start);
+			pfree(runs->len);
+		}
+		runs->start = s;
+		runs->len = l;
+		runs->room = room;
+	}
+	runs->start[runs->nruns] = start;
+	runs->len[runs->nruns] = len;
+	runs->nruns++;
+}
+
+/* A tied row's byte string: at offset in the strings' arena, len bytes. */
+typedef struct RowBytes
+{
+	uint64		offset;
+	uint64		len;
+} RowBytes;
+
+/* The bytes [at, at + width) of a byte string as a big-endian integer, zero padded. */
+static inline uint64
+byte_window(const unsigned char *bytes, uint64 len, uint64 at, int width)
+{
+	uint64		w = 0;
+
+	if (at + 8 <= len)
+	{
+		memcpy(&w, bytes + at, 8);
+		w = pg_ntoh64(w);
+		return width == 8 ? w : w >> (64 - 8 * width);
+	}
+	for (int i = 0; i < width; i++)
+		w = (w << 8) | (at + i < len ? bytes[at + i] : 0);
+	return w;
+}
+
+/*
+ * The byte strings of the rows of runs (sort_key_xfrm_bytes: the string, or
+ * its strxfrm or ICU sort key) copied into one arena, each row's place in
+ * bytes[j] (j: the rows of the runs one after the other); rows[j] is its
+ * input position.  NULL where the arena would take more than limit bytes.
+ */
+static unsigned char *
+gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
+					uint32 *rows, RowBytes *bytes, int64 limit)
+{
+	Size		size = 0;
+	Size		room = Min(1024 * 1024, limit);
+	unsigned char *arena = MemoryContextAllocHuge(state->tuple_context, room);
+	int64		j = 0;
+	MemoryContext old = MemoryContextSwitchTo(state->convert_context);
+
+	for (int64 r = 0; r < runs->nruns; r++)
+	{
+		for (int64 i = 0; i < runs->len[r]; i++, j++)
+		{
+			uint32		row = state->perm[runs->start[r] + i];
+			Datum		value;
+			bool		isnull;
+			const char *p;
+			size_t		len;
+
+			if ((j & 1023) == 0)
+			{
+				MemoryContextReset(state->convert_context);
+				CHECK_FOR_INTERRUPTS();
+			}
+			/* a string key is not columnar: the tuple's value */
+			ExecStoreMinimalTuple(state->tuples[row], state->sorted_slot, false);
+			value = slot_getattr(state->sorted_slot, key->column, &isnull);
+			Assert(!isnull);
+			p = sort_key_xfrm_bytes(key->xfrm, value, &len);
+			if (size + len > room)
+			{
+				if ((int64) (size + len) > limit)
+				{
+					MemoryContextSwitchTo(old);
+					ExecClearTuple(state->sorted_slot);
+					pfree(arena);
+					return NULL;
+				}
+				room = Min(Max(room * 2, size + len), (Size) limit);
+				arena = repalloc_huge(arena, room);
+			}
+			memcpy(arena + size, p, len);
+			rows[j] = row;
+			bytes[j].offset = size;
+			bytes[j].len = len;
+			size += len;
+		}
+	}
+	MemoryContextReset(state->convert_context);
+	MemoryContextSwitchTo(old);
+	ExecClearTuple(state->sorted_slot);
+	return arena;
+}
+
+/*
+ * Runs of rows tied on their words, ordered by a string key's byte strings,
+ * most significant bytes first as an MSD radix sort goes: each round packs,
+ * for every row still tied, its run's number above the next bytes of its
+ * byte string (from offset at first, which the words held equal), sorts
+ * those words with the node's word sort (the GPU's where there is one), and
+ * keeps tied the rows whose words are still equal and whose strings go on.
+ * Rows whose byte strings are equal end in runs ordered by PostgreSQL's
+ * comparators over key first_key and the later ones: that breaks a
+ * deterministic collation's ties as it does (strxfrm and ICU sort keys may
+ * be equal for strings that are not) and leaves a nondeterministic one's
+ * peers equal.  Where the strings would take more than work_mem, every run
+ * goes to the comparators.
+ */
+static void
+refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *runs,
+				   TieRun *run, int64 *room)
+{
+	SortKeyInfo *key = &state->keys[first_key];
+	/* C's bytes are the strings: equal ones need no comparator unless keys follow */
+	bool		compare_equal = !(key->bits.kind == SORT_KEY_BYTES && first_key == state->nkeys - 1);
+	int64		m = 0;
+	uint32	   *rows;
+	uint32	   *rows_sorted;
+	RowBytes   *bytes;
+	RowBytes   *bytes_sorted;
+	uint64	   *words;
+	uint32	   *order;
+	unsigned char *arena;
+	int64		limit = (int64) work_mem * 1024 - state->mem_used;
+	RunList		next;
+
+	for (int64 r = 0; r < runs->nruns; r++)
+		m += runs->len[r];
+	limit -= m * (2 * sizeof(uint32) + 2 * sizeof(RowBytes) + sizeof(uint64) + sizeof(uint32));
+	if (limit <= 0)
+	{
+		/* past work_mem: the comparators */
+		for (int64 r = 0; r < runs->nruns; r++)
+			order_run(state, state->perm + runs->start[r], runs->len[r], run, room);
+		return;
+	}
+	rows = gpusort_alloc_large(sizeof(uint32) * m);
+	rows_sorted = gpusort_alloc_large(sizeof(uint32) * m);
+	bytes = gpusort_alloc_large(sizeof(RowBytes) * m);
+	bytes_sorted = gpusort_alloc_large(sizeof(RowBytes) * m);
+	words = gpusort_alloc_large(sizeof(uint64) * m);
+	order = gpusort_alloc_large(sizeof(uint32) * m);
+	arena = gather_byte_strings(state, key, runs, rows, bytes, limit);
+	memset(&next, 0, sizeof(next));
+
+	while (arena != NULL && runs->nruns > 0)
+	{
+		/* the largest run number's bits, and as many whole bytes as fit below them */
+		int			run_bits = runs->nruns > 1 ? pg_leftmost_one_pos64((uint64) runs->nruns - 1) + 1 : 0;
+		int			width = Min(8, (64 - run_bits) / 8);
+		uint64		mask = width == 8 ? ~UINT64CONST(0) : (UINT64CONST(1) << (8 * width)) - 1;
+		int64		j = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int64 r = 0; r < runs->nruns; r++)
+		{
+			uint64		high = width == 8 ? 0 : (uint64) r << (8 * width);
+
+			for (int64 i = 0; i < runs->len[r]; i++, j++)
+			{
+				uint64		w = byte_window(arena + bytes[j].offset, bytes[j].len, offset, width);
+
+				if (key->descending)
+					w = ~w & mask;
+				words[j] = (high | w) ^ UINT64_C(0x8000000000000000);
+			}
+		}
+		argsort_words(state, words, m, 64, order, 0);
+
+		/*
+		 * The sort keeps each run in its place (its number leads): the rows
+		 * go back to the run's positions in perm, and each group of equal
+		 * words there is a run of the next round or ordered now.
+		 */
+		next.nruns = 0;
+		j = 0;
+		for (int64 r = 0; r < runs->nruns; r++)
+		{
+			int64		base = j;
+
+			for (int64 i = 0; i < runs->len[r]; i++, j++)
+			{
+				rows_sorted[j] = rows[order[j]];
+				bytes_sorted[j] = bytes[order[j]];
+				state->perm[runs->start[r] + i] = rows_sorted[j];
+			}
+			for (int64 a = base, b; a < j; a = b)
+			{
+				bool		goes_on = false;
+
+				b = a + 1;
+				while (b < j && words[order[b]] == words[order[a]])
+					b++;
+				if (b - a < 2)
+					continue;
+				/* equal windows: the strings differ further on only where one goes on */
+				for (int64 i = a; i < b && !goes_on; i++)
+					goes_on = bytes_sorted[i].len > (uint64) offset + width;
+				if (goes_on)
+					add_run(state, &next, runs->start[r] + (a - base), b - a);
+				else if (compare_equal)
+					order_run(state, state->perm + runs->start[r] + (a - base), b - a, run, room);
+			}
+		}
+
+		/* the rows of the next round's runs, in their order */
+		j = 0;
+		for (int64 r = 0, at = 0, base = 0; r < next.nruns; r++)
+		{
+			/* the sorted rows' index of perm position next.start[r] */
+			while (at < runs->nruns && runs->start[at] + runs->len[at] <= next.start[r])
+				base += runs->len[at++];
+			for (int64 i = 0; i < next.len[r]; i++, j++)
+			{
+				int64		from = base + (next.start[r] - runs->start[at]) + i;
+
+				rows[j] = rows_sorted[from];
+				bytes[j] = bytes_sorted[from];
+			}
+		}
+		m = j;
+		offset += width;
+		{
+			RunList		swap = *runs;
+
+			*runs = next;
+			next = swap;
+		}
+	}
+	/* past work_mem: the comparators */
+	for (int64 r = 0; arena == NULL && r < runs->nruns; r++)
+		order_run(state, state->perm + runs->start[r], runs->len[r], run, room);
+	if (arena)
+		pfree(arena);
+	if (next.room > 0)
+	{
+		pfree(next.start);
+		pfree(next.len);
+	}
+	pfree(rows);
+	pfree(rows_sorted);
+	pfree(bytes);
+	pfree(bytes_sorted);
+	pfree(words);
+	pfree(order);
+}
+
+/*
  * The tie pass: after the sort by the words, which are a prefix of the
  * order, each run of rows with equal words that begins among the first out
  * rows is put in order by PostgreSQL's comparators over every key from
- * first_key on (the keys before it packed exactly, so equal there).
+ * first_key on (the keys before it packed exactly, so equal there).  With
+ * refine_from >= 0, key first_key is a byte string whose first refine_from
+ * bytes the words hold, and it is not NULL in some run's rows only if in
+ * all: its runs of SORT_NODE_REFINE_MIN rows or more are refined by its
+ * bytes first (refine_string_runs).
  */
 static void
-order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 out)
+order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 out,
+		   int refine_from)
 {
 	uint32	   *perm = state->perm;
 	int64		n = state->ntuples;
 	int64		room = 0;
 	int64		since_check = 0;
 	TieRun		run;
+	RunList		runs;
+	uint8	   *nulls = refine_from >= 0 ? state->nulls[first_key] : NULL;
 
 	memset(&run, 0, sizeof(run));
+	memset(&runs, 0, sizeof(runs));
 	run.state = state;
 	run.first_key = first_key;
 	run.nkeys = state->nkeys - first_key;
@@ -1170,13 +1462,25 @@ order_ties(SortNodeState *state, const PackedWords *words, int first_key, int64 
 		while (end < n && same_word(words, perm[start], perm[end]))
 			end++;
 		if (end - start > 1)
-			order_run(state, perm + start, end - start, &run, &room);
+		{
+			if (refine_from >= 0 && end - start >= SORT_NODE_REFINE_MIN && !(nulls && nulls[perm[start]]))
+				add_run(state, &runs, start, end - start);
+			else
+				order_run(state, perm + start, end - start, &run, &room);
+		}
 		since_check += end - start;
 		if (since_check >= 16384)
 		{
 			CHECK_FOR_INTERRUPTS();
 			since_check = 0;
 		}
+	}
+	if (runs.nruns > 0)
+		refine_string_runs(state, first_key, refine_from, &runs, &run, &room);
+	if (runs.room > 0)
+	{
+		pfree(runs.start);
+		pfree(runs.len);
 	}
 	if (run.values)
 	{
@@ -1319,6 +1623,7 @@ sort_in_memory(SortNodeState *state)
 	int			bits;
 	int			first_inexact = pack_layout(state, &layout, &bits);
 	bool		ties = (first_inexact < state->nkeys);
+	int			refine_from = -1;
 	PackedWords packed;
 	void	   *spare;
 	Size		spare_bytes;
@@ -1326,6 +1631,20 @@ sort_in_memory(SortNodeState *state)
 
 	state->key_bits = bits;
 	state->perm = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
+
+	/*
+	 * A byte string that the words end with is refined by its bytes in the
+	 * tie pass, from the first byte that the words do not hold (ICU's from
+	 * its first: its abbreviated key's bytes need not be its sort key's).
+	 */
+	if (ties && first_inexact < layout.nkeys && state->keys[first_inexact].bits.byte_string &&
+		state->keys[first_inexact].xfrm != NULL)
+	{
+		SortKeyInfo *key = &state->keys[first_inexact];
+
+		refine_from = key->bits.kind == SORT_KEY_BYTES || key->bits.kind == SORT_KEY_STRXFRM ?
+			(key->bits.width - layout.drop[first_inexact]) / 8 : 0;
+	}
 	memset(&packed, 0, sizeof(packed));
 	packed.bits = bits;
 
@@ -1354,7 +1673,7 @@ sort_in_memory(SortNodeState *state)
 		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm, out < n && !ties ? out : 0);
 		packed.words = words;
 		if (ties)
-			order_ties(state, &packed, first_inexact, state->check_order ? n : out);
+			order_ties(state, &packed, first_inexact, state->check_order ? n : out, refine_from);
 	}
 	else
 	{
@@ -1383,7 +1702,7 @@ sort_in_memory(SortNodeState *state)
 		{
 			packed.low = low;
 			packed.high = high;
-			order_ties(state, &packed, first_inexact, state->check_order ? n : out);
+			order_ties(state, &packed, first_inexact, state->check_order ? n : out, refine_from);
 			pfree(second);
 		}
 		pfree(high);
@@ -1458,6 +1777,9 @@ prepare_keys(SortNodeState *state)
 		state->nvalued = k + 1;
 		if (key->bits.kind == SORT_KEY_BYTES)
 			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), false);
+		/* an ICU string's sort keys, for the tie pass's rounds */
+		if (key->bits.kind == SORT_KEY_ABBREV_UNSIGNED && key->bits.byte_string)
+			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), true);
 		if (key->bits.kind == SORT_KEY_STRXFRM)
 		{
 			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), true);

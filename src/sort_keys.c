@@ -22,6 +22,9 @@
  *     order the executor checks in one pass over the sorted rows with the
  *     real comparator (sort_exec.c sorts by that comparator alone on any
  *     inversion).
+ * A string's first bytes (its own, strxfrm's, or its ICU abbreviated key's)
+ * begin a byte string that sort_key_xfrm_bytes gives whole: the tie pass
+ * orders rows whose first bytes are equal by the bytes that follow.
  * A key with none of these (enums, arrays, records) gives no bits.
  */
 #include "postgres.h"
@@ -131,6 +134,15 @@ string_prefix(Oid collation)
 	return SORT_KEY_NONE;
 }
 
+/* Whether collation is an ICU collation. */
+static bool
+string_provider_is_icu(Oid collation)
+{
+	pg_locale_t locale = pg_newlocale_from_collation(collation);
+
+	return locale != NULL && locale->provider == COLLPROVIDER_ICU;
+}
+
 /*
  * What leading bits the key ordered by sortop under collation gives
  * (sort_node.h).  For an abbreviated key, *abbrev (zeroed by the caller,
@@ -182,6 +194,7 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 	{
 		bits->kind = SORT_KEY_BYTES;
 		bits->width = 64;
+		bits->byte_string = true;
 		return;
 	}
 
@@ -219,13 +232,20 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 		OidIsValid(opclass) && get_opclass_family(opclass) == opfamily)
 	{
 		bits->kind = string_prefix(collation);
+		bits->byte_string = (bits->kind != SORT_KEY_NONE);
 		if (bits->kind == SORT_KEY_NONE)
 			bits->reason = "no abbreviated key or string prefix for its collation";
 	}
 	else if (ssup->abbrev_converter == NULL)
 		bits->reason = "no order-preserving packing of its type, no abbreviated key for its operator and collation";
 	else if (ssup->comparator == ssup_datum_unsigned_cmp)
+	{
 		bits->kind = SORT_KEY_ABBREV_UNSIGNED;
+		/* a string's under ICU: the first bytes of its sort key */
+		bits->byte_string = (opcintype == TEXTOID || opcintype == BPCHAROID || opcintype == NAMEOID) &&
+			OidIsValid(opclass) && get_opclass_family(opclass) == opfamily &&
+			string_provider_is_icu(collation);
+	}
 	else if (ssup->comparator == ssup_datum_signed_cmp)
 		bits->kind = SORT_KEY_ABBREV_SIGNED;
 	else if (ssup->comparator == ssup_datum_int32_cmp)
@@ -338,9 +358,10 @@ sort_key_value(const SortKeyBits *bits, Datum value, SortSupport abbrev)
 }
 
 /*
- * strxfrm of a libc collation: the collation's locale (none for the
- * database's default before PostgreSQL 16, which strxfrm's global locale
- * is), a NUL-terminated copy of the string, and the transformed string.
+ * strxfrm of a libc collation, or an ICU collation's sort keys: the
+ * collation's locale (none for the database's default libc collation before
+ * PostgreSQL 16, which strxfrm's global locale is), a NUL-terminated copy of
+ * the string, and the transformed string.
  */
 struct SortKeyXfrm
 {
@@ -368,43 +389,39 @@ sort_key_xfrm_begin(Oid collation, Oid type, bool transform)
 	return x;
 }
 
-/*
- * The string's strxfrm (or the string itself), its first 8 bytes as a
- * big-endian word, zero padded: a shorter string is a prefix, and first.
- * *whole: the string is shorter than 8 bytes (no string holds a NUL byte,
- * so no longer one has the same word).
- */
-uint64
-sort_key_xfrm(SortKeyXfrm *x, Datum value, bool *whole)
+/* The string of a value: name's to its NUL, bpchar's without its trailing spaces. */
+static const char *
+string_of(SortKeyXfrm *x, Datum value, size_t *len)
 {
 	const char *p;
-	size_t		len;
-	size_t		need;
-	uint64		word = 0;
 
 	if (x->type == NAMEOID)
 	{
 		p = NameStr(*DatumGetName(value));
-		len = strlen(p);
+		*len = strlen(p);
 	}
 	else
 	{
 		text	   *t = DatumGetTextPP(value);
 
 		p = VARDATA_ANY(t);
-		len = VARSIZE_ANY_EXHDR(t);
+		*len = VARSIZE_ANY_EXHDR(t);
 		/* bpchar compares without its trailing spaces */
 		if (x->type == BPCHAROID)
-			len = bpchartruelen((char *) p, (int) len);
+			*len = bpchartruelen((char *) p, (int) *len);
 	}
-	/* 8 bytes or more may continue past the bits; fewer are the whole string */
-	*whole = (len < 8);
-	if (!x->transform)
-	{
-		for (int i = 0; i < 8; i++)
-			word = (word << 8) | (i < (int) len ? (uint8) p[i] : 0);
-		return word;
-	}
+	return p;
+}
+
+/*
+ * The string's transformation into x->dst (strxfrm, or under ICU the
+ * collator's sort key without its terminating NUL): its length.
+ */
+static size_t
+transform_string(SortKeyXfrm *x, const char *p, size_t len)
+{
+	size_t		need;
+
 	if (len + 1 > x->src_size)
 	{
 		x->src_size = Max(len + 1, x->src_size * 2);
@@ -417,6 +434,19 @@ sort_key_xfrm(SortKeyXfrm *x, Datum value, bool *whole)
 #if PG_VERSION_NUM >= 160000
 		need = pg_strxfrm(x->dst, x->src, x->dst_size, x->locale);
 #else
+#ifdef USE_ICU
+		if (x->locale && x->locale->provider == COLLPROVIDER_ICU)
+		{
+			UChar	   *uchar;
+			int32_t		ulen = icu_to_uchar(&uchar, x->src, len);
+
+			/* the length counts the terminating NUL, which is left out */
+			need = ucol_getSortKey(x->locale->info.icu.ucol, uchar, ulen,
+								   (uint8_t *) x->dst, (int32_t) Min(x->dst_size, PG_INT32_MAX)) - 1;
+			pfree(uchar);
+		}
+		else
+#endif
 		if (x->locale)
 			need = strxfrm_l(x->dst, x->src, x->dst_size, x->locale->info.lt);
 		else
@@ -428,7 +458,47 @@ sort_key_xfrm(SortKeyXfrm *x, Datum value, bool *whole)
 		x->dst_size = Max(need + 1, x->dst_size * 2);
 		x->dst = repalloc(x->dst, x->dst_size);
 	}
+	return need;
+}
+
+/*
+ * The string's strxfrm (or the string itself), its first 8 bytes as a
+ * big-endian word, zero padded: a shorter string is a prefix, and first.
+ * *whole: the string is shorter than 8 bytes (no string holds a NUL byte,
+ * so no longer one has the same word).
+ */
+uint64
+sort_key_xfrm(SortKeyXfrm *x, Datum value, bool *whole)
+{
+	size_t		len;
+	const char *p = string_of(x, value, &len);
+	uint64		word = 0;
+
+	/* 8 bytes or more may continue past the bits; fewer are the whole string */
+	*whole = (len < 8);
+	if (x->transform)
+	{
+		len = transform_string(x, p, len);
+		p = x->dst;
+	}
 	for (int i = 0; i < 8; i++)
-		word = (word << 8) | (i < (int) need ? (uint8) x->dst[i] : 0);
+		word = (word << 8) | (i < (int) len ? (uint8) p[i] : 0);
 	return word;
+}
+
+/*
+ * The whole byte string of a value whose first bytes sort_key_xfrm packs
+ * (the string itself, or its transformation), *len bytes with no NUL among
+ * them: memcmp's order of two is the key's, up to the strings' equality
+ * where the transformation is strxfrm's or ICU's.  Valid until the next call.
+ */
+const char *
+sort_key_xfrm_bytes(SortKeyXfrm *x, Datum value, size_t *len)
+{
+	const char *p = string_of(x, value, len);
+
+	if (!x->transform)
+		return p;
+	*len = transform_string(x, p, *len);
+	return x->dst;
 }

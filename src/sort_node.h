@@ -83,6 +83,10 @@ typedef struct SortKeyBits
 	SortKeyKind kind;
 	int			width;
 	bool		exact;
+	bool		byte_string;	/* the bits are the first bytes of a byte
+								 * string ordered as the key is, which
+								 * sort_key_xfrm_bytes gives whole: BYTES,
+								 * STRXFRM and ICU's abbreviated strings */
 	const char *reason;			/* why SORT_KEY_NONE */
 } SortKeyBits;
 
@@ -96,5 +100,6 @@ extern uint64 sort_key_value(const SortKeyBits *bits, Datum value, struct SortSu
 typedef struct SortKeyXfrm SortKeyXfrm;
 extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type, bool transform);
 extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value, bool *whole);
+extern const char *sort_key_xfrm_bytes(SortKeyXfrm *xfrm, Datum value, size_t *len);
 
 #endif							/* GPUSORT_SORT_NODE_H */
