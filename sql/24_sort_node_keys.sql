@@ -71,7 +71,7 @@ BEGIN
 		WHEN 'timetz' THEN format('format(''%%s%%s'', time ''00:00'' + %s * interval ''1 minute'', (ARRAY[''+00'', ''+01'', ''-02''])[1 + floor(random() * 3)::int])::timetz', r)
 		WHEN 'money' THEN format('((%s - %s) / 100.0)::numeric::money', r, half)
 		WHEN 'oid' THEN format('CASE WHEN random() < 0.5 THEN %s ELSE 4294967295 - %s END::int8::oid', r, r)
-		WHEN 'inet' THEN format('CASE WHEN random() < 0.2 THEN format(''::%%s/%%s'', %s, 64 + floor(random() * 65)::int)'
+		WHEN 'inet' THEN format('CASE WHEN random() < 0.2 THEN format(''::%%s/%%s'', to_hex(%s::int %% 65536), 64 + floor(random() * 65)::int)'
 								' ELSE format(''10.%%s.%%s.%%s/%%s'', floor(random() * 3)::int, floor(%s / 256)::int %% 256, %s::int %% 256,'
 								' 8 + floor(random() * 25)::int) END::inet', r, r, r)
 	END;
