@@ -145,6 +145,37 @@ FROM (SELECT id, sum(i) OVER (PARTITION BY t ORDER BY a, id) FROM nn ORDER BY id
 RESET gpusort.enable_sort;
 RESET enable_hashagg;
 
+-- Under a LIMIT the planner counts on the pruning of an exact key of at
+-- most 64 bits (its NULL bit included): the rows it keeps fit in work_mem
+-- where the whole input would not.  An expression of the column has no
+-- typmod, so no exact packing and no pruning: Sort.
+SET work_mem = '2MB';
+RESET gpusort.sort_node_min_rows;
+CREATE TABLE nn_big AS
+SELECT g AS id, round((random() * 1e6)::numeric, 2)::numeric(15,2) AS a FROM generate_series(1, 100000) g;
+ANALYZE nn_big;
+CREATE FUNCTION nn_big_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF line LIKE '%Custom Scan (gpusort)%' THEN
+			RETURN 'node';
+		END IF;
+	END LOOP;
+	RETURN 'Sort';
+END $$;
+SELECT nn_big_plan('SELECT * FROM nn_big ORDER BY a LIMIT 10000') AS exact_key,
+	   nn_big_plan('SELECT * FROM nn_big ORDER BY a + 0 LIMIT 10000') AS expression;
+SELECT md5(string_agg(r::text, ',')) AS limit_rows FROM (SELECT * FROM nn_big ORDER BY a LIMIT 10000) r \gset
+SET gpusort.enable_sort = off;
+SELECT md5(string_agg(r::text, ',')) = :'limit_rows' AS limit_same_as_sort
+FROM (SELECT * FROM nn_big ORDER BY a, ctid LIMIT 10000) r;
+RESET gpusort.enable_sort;
+RESET work_mem;
+SET gpusort.sort_node_min_rows = 0;
+DROP TABLE nn_big;
+
 -- A column whose typmod says numeric(15,2) over values that it does not
 -- bound (a catalog changed under the data): the values past the packing go
 -- to Sort's way (a tuplesort, which leaves peers in any order), and the
