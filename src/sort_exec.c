@@ -831,6 +831,7 @@ read_input(SortNodeState *state)
 	{
 		TupleTableSlot *slot = ExecProcNode(child);
 		instr_time	start;
+		bool		unpackable = false;
 
 		if (TupIsNull(slot))
 			break;
@@ -878,6 +879,18 @@ read_input(SortNodeState *state)
 					if (state->partial[k])
 						state->partial[k][state->ntuples] = !whole;
 				}
+				else if (key->bits.kind == SORT_KEY_NUMERIC)
+				{
+					uint64		v;
+
+					/* a value past its typmod's scale or precision: Sort's way, below */
+					if (!sort_key_numeric(&key->bits, value, &v))
+					{
+						unpackable = true;
+						break;
+					}
+					state->values[k][state->ntuples] = key->descending ? ~v & WIDTH_MASK(key->bits.width) : v;
+				}
 				else if (key->bits.kind >= SORT_KEY_ABBREV_UNSIGNED)
 				{
 					/* a conversion may detoast or allocate: a context reset now and then */
@@ -893,6 +906,13 @@ read_input(SortNodeState *state)
 				if (state->nulls[k])
 					state->nulls[k][state->ntuples] = 0;
 			}
+		}
+		if (unpackable)
+		{
+			/* the rows so far and the rest go to a tuplesort, as past work_mem */
+			switch_to_tuplesort(state);
+			tuplesort_puttupleslot(state->tuplesort, slot);
+			continue;
 		}
 		state->rows_in++;
 		if (state->have_threshold &&
@@ -1743,6 +1763,20 @@ sort_in_memory(SortNodeState *state)
 }
 
 /*
+ * An exact packing that the key's input column's typmod allows (numeric(p,s),
+ * sort_key_numeric_typmod), in place of bits's prefix.
+ */
+static void
+key_typmod_packing(SortNodeState *state, SortKeyInfo *key, SortKeyBits *bits)
+{
+	CustomScan *cscan = (CustomScan *) state->css.ss.ps.plan;
+	TargetEntry *tle = get_tle_by_resno(cscan->custom_scan_tlist, key->column);
+
+	if (tle != NULL)
+		sort_key_numeric_typmod(exprType((Node *) tle->expr), exprTypmod((Node *) tle->expr), bits);
+}
+
+/*
  * Each key's leading bits, with its abbreviated key's conversion where that
  * gives them, and its full comparator for the rows whose bits are equal; at
  * the first sort, as Sort prepares its keys (an EXPLAIN without ANALYZE
@@ -1763,6 +1797,7 @@ prepare_keys(SortNodeState *state)
 
 		key->abbrev.ssup_cxt = cxt;
 		sort_key_bits(key->sortop, key->collation, key->nulls_first, &key->bits, &key->abbrev);
+		key_typmod_packing(state, key, &key->bits);
 		key->full.ssup_cxt = cxt;
 		key->full.ssup_collation = key->collation;
 		key->full.ssup_nulls_first = key->nulls_first;
@@ -2248,6 +2283,39 @@ explain_key_options(StringInfo buf, SortKeyInfo *key, Oid type)
 }
 
 /*
+ * How each key orders the rows, for EXPLAIN VERBOSE: by an exact packing of
+ * its value ("exact 51 bits"), by a prefix of its order whose ties its
+ * comparator breaks ("prefix 64 bits"), or by its comparator alone
+ * ("comparator"), as every key past a prefix is.
+ */
+static List *
+key_packings(SortNodeState *state)
+{
+	List	   *result = NIL;
+	bool		compared = false;
+
+	for (int k = 0; k < state->nkeys; k++)
+	{
+		SortKeyInfo *key = &state->keys[k];
+		SortKeyBits bits;
+
+		if (!compared)
+		{
+			sort_key_bits(key->sortop, key->collation, key->nulls_first, &bits, NULL);
+			key_typmod_packing(state, key, &bits);
+			compared = (bits.kind == SORT_KEY_NONE);
+		}
+		if (compared)
+			result = lappend(result, "comparator");
+		else
+			result = lappend(result, psprintf("%s %d bits", bits.exact ? "exact" : "prefix", bits.width));
+		if (!bits.exact)
+			compared = true;
+	}
+	return result;
+}
+
+/*
  * "Sort Key: x, f DESC", each key named by its input column; then with
  * ANALYZE where and how it sorted, the node's own sort (the leader's under a
  * Gather Merge, where it took part) and each parallel worker's.
@@ -2285,6 +2353,8 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 		result = lappend(result, buf.data);
 	}
 	ExplainPropertyList("Sort Key", result, es);
+	if (es->verbose)
+		ExplainPropertyList("Sort Key Packing", key_packings(state), es);
 
 	if (!es->analyze)
 		return;

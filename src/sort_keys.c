@@ -7,7 +7,9 @@
  * and rows whose bits are equal are put in order by the key's own
  * comparator afterwards (sort_exec.c's tie pass).  A key gives
  *   - an exact packing, where the type's default btree order is that of an
- *     integer or float of at most 64 bits (equal bits: equal keys);
+ *     integer or float of at most 64 bits (equal bits: equal keys), or where
+ *     a numeric's typmod bounds it to 18 digits (its value as an integer of
+ *     its scale's units, read from the stored digits);
  *   - an inexact prefix of its own: interval (its span as interval_cmp
  *     compares it, in units of 2048 microseconds to fit 64 bits) and timetz
  *     (its time in UTC, before the zone that breaks ties);
@@ -263,6 +265,182 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 	}
 }
 
+/*
+ * numeric's stored format (utils/adt/numeric.c, on disk since 8.x; the
+ * infinities since 14): after the varlena header a 16-bit header, then in
+ * the long format a 16-bit weight, then base-10000 digits, most significant
+ * first, the first at weight (units of 10000^weight).
+ */
+#define NUMERIC_SIGN_MASK		0xC000
+#define NUMERIC_NEG				0x4000
+#define NUMERIC_SHORT			0x8000
+#define NUMERIC_SPECIAL			0xC000
+#define NUMERIC_EXT_SIGN_MASK	0xF000
+#define NUMERIC_NAN				0xC000
+#define NUMERIC_PINF			0xD000
+#define NUMERIC_NINF			0xF000
+#define NUMERIC_SHORT_SIGN_MASK			0x2000
+#define NUMERIC_SHORT_WEIGHT_SIGN_MASK	0x0040
+#define NUMERIC_SHORT_WEIGHT_MASK		0x003F
+#define NUMERIC_NBASE_DIGITS	4
+
+/*
+ * The most digits of precision the packing takes: 10^18 and the three
+ * special values fit 61 signed bits.
+ */
+#define NUMERIC_PACKED_MAX_PRECISION 18
+
+static const int64 powers_of_ten[19] = {
+	INT64CONST(1), INT64CONST(10), INT64CONST(100), INT64CONST(1000), INT64CONST(10000),
+	INT64CONST(100000), INT64CONST(1000000), INT64CONST(10000000), INT64CONST(100000000),
+	INT64CONST(1000000000), INT64CONST(10000000000), INT64CONST(100000000000),
+	INT64CONST(1000000000000), INT64CONST(10000000000000), INT64CONST(100000000000000),
+	INT64CONST(1000000000000000), INT64CONST(10000000000000000),
+	INT64CONST(100000000000000000), INT64CONST(1000000000000000000)
+};
+
+/*
+ * A numeric key of numeric(p,s) with p <= 18 (its typmod, or its domain's)
+ * packs exactly: every value is an integer number of 10^-s units below 10^p
+ * in magnitude, as a signed integer of width bits, the smallest width that
+ * holds +-(10^p - 1) and three codes more: -Infinity below every value,
+ * then +Infinity and NaN above (numeric_cmp's order; NaN equals NaN).
+ */
+void
+sort_key_numeric_typmod(Oid type, int32 typmod, SortKeyBits *bits)
+{
+	int			precision;
+	int			width;
+
+	if (bits->kind != SORT_KEY_ABBREV_NUMERIC)
+		return;
+	type = getBaseTypeAndTypmod(type, &typmod);
+	if (type != NUMERICOID || typmod < (int32) VARHDRSZ)
+		return;
+	precision = ((typmod - VARHDRSZ) >> 16) & 0xFFFF;
+	if (precision < 1 || precision > NUMERIC_PACKED_MAX_PRECISION)
+		return;
+	/* 2^(width - 1) >= 10^p + 2: the values, -Infinity, +Infinity and NaN */
+	for (width = 2; ((uint64) 1 << (width - 1)) < (uint64) powers_of_ten[precision] + 2; width++)
+		;
+	bits->kind = SORT_KEY_NUMERIC;
+	bits->width = width;
+	bits->exact = true;
+	/* the scale as numeric's typmod holds it, 11 bits with a sign (15: negative ones) */
+	bits->scale = (((typmod - VARHDRSZ) & 0x7FF) ^ 1024) - 1024;
+}
+
+/*
+ * The value times 10^scale, from its stored digits: false where that is not
+ * an integer of magnitude at most limit.
+ */
+static bool
+numeric_scaled(const char *data, Size len, int scale, int64 limit, int64 *scaled)
+{
+	uint16		header;
+	int			weight;
+	bool		negative;
+	const char *digits;			/* int16s, unaligned after a short header */
+	int			ndigits;
+	int64		sum = 0;
+
+	memcpy(&header, data, sizeof(header));
+	if ((header & NUMERIC_SIGN_MASK) == NUMERIC_SHORT)
+	{
+		negative = (header & NUMERIC_SHORT_SIGN_MASK) != 0;
+		weight = (header & NUMERIC_SHORT_WEIGHT_SIGN_MASK ? ~NUMERIC_SHORT_WEIGHT_MASK : 0) |
+			(header & NUMERIC_SHORT_WEIGHT_MASK);
+		digits = data + sizeof(uint16);
+		ndigits = (int) ((len - sizeof(uint16)) / sizeof(int16));
+	}
+	else
+	{
+		int16		w;
+
+		negative = (header & NUMERIC_SIGN_MASK) == NUMERIC_NEG;
+		memcpy(&w, data + sizeof(uint16), sizeof(w));
+		weight = w;
+		digits = data + 2 * sizeof(uint16);
+		ndigits = (int) ((len - 2 * sizeof(uint16)) / sizeof(int16));
+	}
+	for (int i = 0; i < ndigits; i++)
+	{
+		/* digit i is in units of 10^(4 * (weight - i)), 10^exponent of the scale's */
+		int			exponent = NUMERIC_NBASE_DIGITS * (weight - i) + scale;
+		int16		d;
+		int64		digit;
+		int64		term;
+
+		memcpy(&d, digits + i * sizeof(int16), sizeof(d));
+		digit = d;
+		if (digit == 0)
+			continue;
+		if (exponent >= 0)
+		{
+			/* 10^18 and more exceed every limit (below 2^60) */
+			if (exponent > 18 || digit > limit / powers_of_ten[exponent])
+				return false;
+			term = digit * powers_of_ten[exponent];
+		}
+		else
+		{
+			/* a fraction of the unit: digits are below 10^4 */
+			if (exponent < -(NUMERIC_NBASE_DIGITS - 1) || digit % powers_of_ten[-exponent] != 0)
+				return false;
+			term = digit / powers_of_ten[-exponent];
+		}
+		/* digits only add: past the limit, too large */
+		if (term > limit - sum)
+			return false;
+		sum += term;
+	}
+	*scaled = negative ? -sum : sum;
+	return true;
+}
+
+/*
+ * A value's SORT_KEY_NUMERIC bits: its value times 10^scale, offset by
+ * 2^(width - 1) into width unsigned bits; -Infinity 0, +Infinity and NaN the
+ * two highest.  Read in place, a short varlena header included; only a
+ * compressed or external value is copied, and freed.  False for a value
+ * that is not an integer number of the scale's units within the width.
+ */
+bool
+sort_key_numeric(const SortKeyBits *bits, Datum value, uint64 *word)
+{
+	struct varlena *stored = (struct varlena *) DatumGetPointer(value);
+	struct varlena *num = stored;
+	uint64		half = (uint64) 1 << (bits->width - 1);
+	uint16		header;
+	int64		scaled;
+	bool		fits = true;
+
+	if (VARATT_IS_EXTERNAL(stored) || VARATT_IS_COMPRESSED(stored))
+		num = pg_detoast_datum_packed(stored);
+	memcpy(&header, VARDATA_ANY(num), sizeof(header));
+	if ((header & NUMERIC_SIGN_MASK) == NUMERIC_SPECIAL)
+	{
+		switch (header & NUMERIC_EXT_SIGN_MASK)
+		{
+			case NUMERIC_NINF:
+				*word = 0;
+				break;
+			case NUMERIC_PINF:
+				*word = 2 * half - 2;
+				break;
+			default:			/* NaN */
+				*word = 2 * half - 1;
+				break;
+		}
+	}
+	else if ((fits = numeric_scaled(VARDATA_ANY(num), VARSIZE_ANY_EXHDR(num), bits->scale,
+									(int64) half - 3, &scaled)))
+		*word = (uint64) (scaled + (int64) half);
+	if (num != stored)
+		pfree(num);
+	return fits;
+}
+
 /* What interval_cmp compares: the span in microseconds, a month as 30 days. */
 static inline int64
 interval_prefix(const Interval *interval)
@@ -351,6 +529,7 @@ sort_key_value(const SortKeyBits *bits, Datum value, SortSupport abbrev)
 			return ~gs_int8_to_key((uint64) abbrev->abbrev_converter(value, abbrev));
 		case SORT_KEY_BYTES:	/* sort_key_xfrm's */
 		case SORT_KEY_STRXFRM:
+		case SORT_KEY_NUMERIC:	/* sort_key_numeric's */
 		case SORT_KEY_NONE:
 			break;
 	}

@@ -73,6 +73,8 @@ typedef enum SortKeyKind
 	SORT_KEY_ABBREV_SIGNED,		/* ... signed */
 	SORT_KEY_ABBREV_INT32,		/* ... a signed 32-bit integer */
 	SORT_KEY_ABBREV_NUMERIC,	/* numeric's (signed, larger first) */
+	SORT_KEY_NUMERIC,			/* numeric(p,s), p <= 18: its value times
+								 * 10^s, exact (sort_key_numeric) */
 	SORT_KEY_BYTES,				/* a string's first bytes (name under C) */
 	SORT_KEY_STRXFRM			/* strxfrm's first bytes, libc collations:
 								 * not trusted, the final order is checked */
@@ -87,6 +89,7 @@ typedef struct SortKeyBits
 								 * string ordered as the key is, which
 								 * sort_key_xfrm_bytes gives whole: BYTES,
 								 * STRXFRM and ICU's abbreviated strings */
+	int			scale;			/* SORT_KEY_NUMERIC's s */
 	const char *reason;			/* why SORT_KEY_NONE */
 } SortKeyBits;
 
@@ -95,6 +98,15 @@ struct SortSupportData;
 extern void sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 						  struct SortSupportData *abbrev);
 extern uint64 sort_key_value(const SortKeyBits *bits, Datum value, struct SortSupportData *abbrev);
+
+/*
+ * numeric's exact packing where the key's type and typmod (a domain's
+ * included) bound its precision to 18 digits: bits, as sort_key_bits left
+ * them, become SORT_KEY_NUMERIC.  sort_key_numeric gives a value's bits, or
+ * false for a value they cannot hold (which the typmod rules out).
+ */
+extern void sort_key_numeric_typmod(Oid type, int32 typmod, SortKeyBits *bits);
+extern bool sort_key_numeric(const SortKeyBits *bits, Datum value, uint64 *word);
 
 /* SORT_KEY_STRXFRM's conversion: its locale and buffers */
 typedef struct SortKeyXfrm SortKeyXfrm;

@@ -225,10 +225,11 @@ match_sort_keys(List *pathkeys, Path *input, List **private)
 /*
  * The leading bits the plan's keys give, with one NULL bit each when
  * null_bits, at most SORT_NODE_MAX_BITS: each key's up to the first that is
- * not exact.  *exact: they are the whole order (no tie pass).
+ * not exact.  *exact: they are the whole order (no tie pass).  exprs are the
+ * node's input columns, whose typmods may make a key exact (numeric(p,s)).
  */
 static int
-key_bits(List *private, bool null_bits, bool *exact)
+key_bits(List *private, List *exprs, bool null_bits, bool *exact)
 {
 	List	   *operators = (List *) list_nth(private, PRIV_OPERATORS);
 	int			bits = 0;
@@ -239,10 +240,18 @@ key_bits(List *private, bool null_bits, bool *exact)
 		SortKeyBits kb;
 		int			flags = list_nth_int((List *) list_nth(private, PRIV_FLAGS), k);
 		int			width;
+		int			column;
 
 		sort_key_bits(list_nth_oid(operators, k),
 					  list_nth_oid((List *) list_nth(private, PRIV_COLLATIONS), k),
 					  (flags & KEY_NULLS_FIRST) != 0, &kb, NULL);
+		column = list_nth_int((List *) list_nth(private, PRIV_COLUMNS), k);
+		if (column >= 1 && column <= list_length(exprs))
+		{
+			Node	   *expr = (Node *) list_nth(exprs, column - 1);
+
+			sort_key_numeric_typmod(exprType(expr), exprTypmod(expr), &kb);
+		}
 		width = kb.width + (null_bits ? 1 : 0);
 		if (kb.kind == SORT_KEY_NONE || bits + width > SORT_NODE_MAX_BITS)
 		{
@@ -267,7 +276,7 @@ cost_sort_node(CustomPath *cpath, Path *subpath, List *private)
 	double		rows = Max(subpath->rows, 1.0);
 	List	   *types = (List *) list_nth(private, PRIV_TYPES);
 	bool		exact;
-	int			bits = key_bits(private, false, &exact);
+	int			bits = key_bits(private, subpath->pathtarget->exprs, false, &exact);
 	double		per_row;
 
 	per_row = SORT_NODE_ROW_COST + cpu_operator_cost * list_length(types);
@@ -541,12 +550,16 @@ worth_swapping(Sort *sort, List *private, double bound)
 {
 	double		rows = sort->plan.plan_rows;
 	bool		exact;
+	List	   *exprs = NIL;
+	ListCell   *lc;
 
 	if (gpusort_sort_node_min_rows == 0)
 		return true;
 	if (rows < node_min_rows() || (bound >= 0 && bound < SORT_NODE_MIN_BOUND))
 		return false;
-	if (bound >= 0 && key_bits(private, true, &exact) <= 64 && exact)
+	foreach(lc, outerPlan(sort)->targetlist)
+		exprs = lappend(exprs, ((TargetEntry *) lfirst(lc))->expr);
+	if (bound >= 0 && key_bits(private, exprs, true, &exact) <= 64 && exact)
 		rows = Min(rows, 2 * bound + SORT_NODE_PRUNE_MIN);
 	return fits_in_work_mem(rows, sort->plan.plan_width, sort->numCols);
 }
