@@ -1369,7 +1369,13 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 				words[j] = (high | w) ^ UINT64_C(0x8000000000000000);
 			}
 		}
-		argsort_words(state, words, m, 64, order, 0);
+		{
+			int			device = state->device;
+
+			/* EXPLAIN's Sort Device is the whole sort's, not a round's */
+			argsort_words(state, words, m, 64, order, 0);
+			state->device = device;
+		}
 
 		/*
 		 * The sort keeps each run in its place (its number leads): the rows
