@@ -13,6 +13,10 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
 RESET client_min_messages;
+-- node_check (include/helpers.sql): the node's rows against Sort's
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
 SET gpusort.sort_node_min_rows = 0;
 SET work_mem = '64MB';
 SET max_parallel_workers_per_gather = 0;
@@ -80,32 +84,10 @@ BEGIN
 	RETURN 'not used';
 END $$;
 
--- The node's rows against Sort's, ctid last for Sort: 'ok', 'not used' or
--- what differs.
-CREATE FUNCTION nn_check(keys text, lim text DEFAULT '') RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	plan text := '';
-	line text;
-	got text;
-	want text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT * FROM nn ORDER BY %s%s', keys, lim) LOOP
-		plan := plan || line || E'\n';
-	END LOOP;
-	IF plan NOT LIKE '%Custom Scan (gpusort)%' THEN
-		RETURN 'not used';
-	END IF;
-	EXECUTE format('SELECT count(*) || '':'' || md5(string_agg(s::text, '','')) FROM (SELECT * FROM nn ORDER BY %s%s) s',
-				   keys, lim) INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE format('SELECT count(*) || '':'' || md5(string_agg(s::text, '','')) FROM (SELECT * FROM nn ORDER BY %s, ctid%s) s',
-				   keys, lim) INTO want;
-	IF got IS DISTINCT FROM want THEN
-		RETURN 'differs: ' || got || ' vs ' || want;
-	END IF;
-	RETURN 'ok';
-END $$;
+-- The node's rows against Sort's, ctid last for Sort (node_check,
+-- include/helpers.sql): 'ok', 'not used' or what differs.
+CREATE FUNCTION nn_check(keys text, lim text DEFAULT '') RETURNS text LANGUAGE sql
+	RETURN node_check('SELECT * FROM nn ORDER BY ' || keys, ', ctid', lim);
 
 -- exact where the typmod bounds the precision to 18 digits, domains
 -- included; a prefix for numeric(19,2), an unbounded numeric and an

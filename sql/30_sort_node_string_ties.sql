@@ -17,6 +17,10 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
 RESET client_min_messages;
+-- node_check (include/helpers.sql): the node's rows against Sort's
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
 SET gpusort.sort_node_min_rows = 0;
 SET work_mem = '64MB';
 SET max_parallel_workers_per_gather = 0;
@@ -54,32 +58,11 @@ SELECT g,
 FROM generate_series(1, 20000) g;
 ANALYZE st;
 
--- One query: 'ok', 'not used' (the plan has no node), or what differs.
-CREATE FUNCTION st_check(keys text, lim text DEFAULT '', tab text DEFAULT 'st') RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	q text := format('SELECT * FROM %I ORDER BY ', tab) || keys;
-	plan text := '';
-	line text;
-	got text;
-	want text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q || lim LOOP
-		plan := plan || line || E'\n';
-	END LOOP;
-	IF plan NOT LIKE '%Custom Scan (gpusort)%' THEN
-		RETURN 'not used';
-	END IF;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM ('
-		|| q || lim || ') s' INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM ('
-		|| q || ', ctid' || lim || ') s' INTO want;
-	IF got IS DISTINCT FROM want THEN
-		RETURN 'differs: ' || got || ' vs ' || want;
-	END IF;
-	RETURN 'ok';
-END $$;
+-- One query, the node's rows against Sort's, ctid last for Sort (node_check,
+-- include/helpers.sql): 'ok', 'not used' (the plan has no node), or what
+-- differs.
+CREATE FUNCTION st_check(keys text, lim text DEFAULT '', tab text DEFAULT 'st') RETURNS text LANGUAGE sql
+	RETURN node_check(format('SELECT * FROM %I ORDER BY ', tab) || keys, ', ctid', lim);
 
 CREATE TEMP TABLE st_queries (n int, keys text, lim text);
 INSERT INTO st_queries VALUES

@@ -171,10 +171,10 @@ END $$;
 -- A query under gpusort's sort node against the same query under
 -- PostgreSQL's Sort (gpusort.enable_sort off), with tiebreak appended to
 -- Sort's ORDER BY (the node keeps ties in input order: ', ctid' makes Sort
--- do the same over a table read in order).  'ok': the node ran and the rows
--- are equal (count and checksum, in order); 'not used': the plan has no
--- node; else what differs.
-CREATE OR REPLACE FUNCTION node_check(q text, tiebreak text DEFAULT ', ctid') RETURNS text
+-- do the same over a table read in order), and lim (a LIMIT or OFFSET
+-- clause) after both.  'ok': the node ran and the rows are equal (count and
+-- checksum, in order); 'not used': the plan has no node; else what differs.
+CREATE OR REPLACE FUNCTION node_check(q text, tiebreak text DEFAULT ', ctid', lim text DEFAULT '') RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
 	plan text := '';
@@ -183,16 +183,16 @@ DECLARE
 	want text;
 BEGIN
 	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q || lim LOOP
 		plan := plan || line || E'\n';
 	END LOOP;
 	IF plan NOT LIKE '%Custom Scan (gpusort)%' THEN
 		RETURN 'not used';
 	END IF;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || ') s'
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || lim || ') s'
 		INTO got;
 	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || tiebreak || ') s'
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || tiebreak || lim || ') s'
 		INTO want;
 	IF got IS DISTINCT FROM want THEN
 		RETURN 'differs: ' || got || ' vs ' || want;
