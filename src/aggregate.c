@@ -136,7 +136,10 @@ forget_arena(void *arg)
 		current_arena = NULL;
 }
 
-/* A delete of the states' context: its blocks go, a later state makes it again. */
+/*
+ * A reset or delete of the states' context: its blocks go, and a later state
+ * finds it again among the parent's children, or makes it again.
+ */
 static void
 forget_states_context(void *arg)
 {
@@ -175,7 +178,17 @@ get_arena(MemoryContext parent)
 	}
 	if (arena->context == NULL)
 	{
-		arena->context = AllocSetContextCreate(parent, STATES_CONTEXT_NAME, ALLOCSET_DEFAULT_SIZES);
+		MemoryContext context;
+
+		/* one that a reset of it alone (not a delete) left, or a new one */
+		for (context = parent->firstchild; context != NULL; context = context->nextchild)
+		{
+			if (strcmp(context->name, STATES_CONTEXT_NAME) == 0)
+				break;
+		}
+		if (context == NULL)
+			context = AllocSetContextCreate(parent, STATES_CONTEXT_NAME, ALLOCSET_DEFAULT_SIZES);
+		arena->context = context;
 		arena->on_context.func = forget_states_context;
 		arena->on_context.arg = arena;
 		MemoryContextRegisterResetCallback(arena->context, &arena->on_context);
