@@ -2,16 +2,37 @@
 # bench/agg_groups_bench.sh: the gpusort_state aggregates against array_agg(x)
 # under a hash aggregation of many small groups, in one throwaway cluster.
 # GROUPS groups of 1 to 10 random int4 rows each (5.5 on average), grouped
-# by an int8 key; every aggregate runs under the same plan as array_agg(x)
-# (enable_sort = off: a HashAggregate), in four shapes:
-#   serial, fits     no parallel workers, work_mem large enough for one batch
-#   serial, spills   no parallel workers, work_mem = SPILL_MEM (batches on disk)
-#   parallel, fits   WORKERS workers scan (parallel costs at 0): PostgreSQL
-#                    plans no partial aggregation for groups of a few rows,
-#                    so one HashAggregate runs above the Gather, as for
-#                    array_agg (sql/25_state_hash_groups checks the partial
-#                    states of many groups combined in a hash aggregation)
-#   parallel, spills the same with work_mem = SPILL_MEM
+# by an int8 key; every aggregate runs under a hash aggregation as array_agg(x)
+# (enable_sort = off: a HashAggregate), in six shapes:
+#   serial fits        no parallel workers, work_mem = 2GB (hash_mem 4 GB):
+#                      one batch for the gpusort_state aggregates; array_agg
+#                      spills at 10^6 groups all the same (below)
+#   serial one batch   the same with hash_mem_multiplier = 16: array_agg too
+#                      in one batch, so both hold every group in memory, and
+#                      B/group (peak memory / groups) compares like with like
+#   serial spills      no parallel workers, work_mem = SPILL_MEM (batches on disk)
+#   parallel fits      WORKERS workers scan (parallel costs at 0), work_mem =
+#                      2GB: one HashAggregate above the Gather for array_agg
+#                      (PostgreSQL 15 has no combine function for it), a
+#                      Partial and a Finalize HashAggregate where the planner
+#                      finds that cheaper for the gpusort_state aggregates
+#                      (sql/25_state_hash_groups checks partial states of many
+#                      groups combined in a hash aggregation)
+#   parallel one batch the same with hash_mem_multiplier = 16
+#   parallel spills    the same with work_mem = SPILL_MEM
+#
+# What sets the peak memory: a hash aggregation keeps at most hash_mem
+# (work_mem x hash_mem_multiplier) and at most as many groups as the planner
+# expects to fit in it, by its estimate of a group's size: the key and the
+# hash entry, plus for an aggregate whose state is internal and declares no
+# SSPACE (array_agg) 8 kB, the first block of a memory context, and for the
+# gpusort_state aggregates their SSPACE (224 bytes).  So at 2GB array_agg
+# holds about 500,000 groups (4 GB / 8 kB) and spills at 10^6, and at
+# SPILL_MEM (16MB: 32 MB of hash_mem) about 4,000, a tenth of what fits in
+# hash_mem, where the gpusort_state aggregates hold what hash_mem holds.  In
+# the spilling shapes the peak memory is then the planner's estimate for
+# array_agg and hash_mem for the others, not the size of a group's state;
+# B/group (shown for one batch only) is.
 # Each query runs once untimed, then RUNS times under EXPLAIN (ANALYZE,
 # TIMING OFF): the median execution time, and the top HashAggregate's peak
 # memory, batches and disk use of the median run.  Prints a markdown table
@@ -57,8 +78,8 @@ aggs=("array_agg(x)" "gpu_sort_agg(x)" "gpu_median(x)" "gpu_percentile_cont_agg(
 
 table=$(mktemp)
 {
-	echo "| groups | shape | aggregate | ms | x array_agg | peak kB | x array_agg | batches | disk kB | plan |"
-	echo "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	echo "| groups | shape | aggregate | ms | x array_agg | peak kB | x array_agg | B/group | x array_agg | batches | disk kB | plan |"
+	echo "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 } >"$table"
 
 IFS=, read -r -a counts <<<"$group_counts"
@@ -72,9 +93,10 @@ CREATE TABLE ag AS
 	FROM generate_series(1, :groups) g, generate_series(1, 1 + (g::int8 * 7919 % 10)::int) r;
 VACUUM ANALYZE ag;
 SQL
-	for shape in "serial fits" "serial spills" "parallel fits" "parallel spills"; do
+	for shape in "serial fits" "serial one batch" "serial spills" "parallel fits" "parallel one batch" "parallel spills"; do
 		set -- $shape
-		settings="SET jit = off; SET enable_sort = off; SET work_mem = '$([ "$2" = fits ] && echo 2GB || echo "$spill_mem")';"
+		settings="SET jit = off; SET enable_sort = off; SET work_mem = '$([ "$2" = spills ] && echo "$spill_mem" || echo 2GB)';"
+		[ "$2" != one ] || settings="$settings SET hash_mem_multiplier = 16;"
 		if [ "$1" = serial ]; then
 			settings="$settings SET max_parallel_workers_per_gather = 0;"
 		else
@@ -83,6 +105,7 @@ SQL
 		fi
 		base_ms=
 		base_kb=
+		base_bpg=
 		for agg in "${aggs[@]}"; do
 			q="SELECT g, $agg FROM ag GROUP BY g"
 			lines=$(mktemp)
@@ -113,13 +136,18 @@ SQL
 			elif grep -q "HashAggregate" "$lines"; then plan="HashAggregate"
 			else plan="(not hashed)"; fi
 			rm -f "$lines"
+			# bytes a group: peak memory over the groups, where every group was in memory at once
+			bpg=-
+			[ "$batches" != 1 ] || bpg=$((kb * 1024 / groups))
 			if [ "$agg" = "array_agg(x)" ]; then
 				base_ms=$ms
 				base_kb=$kb
+				base_bpg=$bpg
 			fi
-			printf '| %s | %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n' "$groups" "$shape" "$agg" "$ms" \
+			printf '| %s | %s | `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$groups" "$shape" "$agg" "$ms" \
 				"$(echo "scale=2; $ms / $base_ms" | bc)" "$kb" \
 				"$([ "$base_kb" -gt 0 ] && echo "scale=2; $kb / $base_kb" | bc || echo -)" \
+				"$bpg" "$([ "$bpg" != - ] && [ "$base_bpg" != - ] && echo "scale=2; $bpg / $base_bpg" | bc || echo -)" \
 				"$batches" "$disk" "$plan" | tee -a "$table"
 		done
 	done

@@ -123,6 +123,40 @@ FROM hg GROUP BY h;
 SELECT groups, mismatches FROM hg_mismatches();
 RESET ALL;
 
+-- A state keeps its first values in its own allocation (room for 8 int8,
+-- 16 int4 or 32 int2), and a constant argument of a few bytes at the end of
+-- that room while the values leave it free: groups of 1 to 40 rows of int2,
+-- int8 and float8 outgrow the room with a fraction or a k at its end, or
+-- with an array of fractions too large for it.
+SET enable_sort = off;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE hr (g int, s int2, b int8, f float8);
+INSERT INTO hr
+SELECT g, ((r * 7919 + g) % 601 - 300)::int2,
+	   CASE WHEN (r + g) % 13 = 0 THEN NULL ELSE (r * 104729 + g) % 100003 - 50000 END,
+	   ((r * 31 + g) % 97) / 3.0
+FROM generate_series(1, 400) g, generate_series(1, 1 + g % 40) r;
+ANALYZE hr;
+SELECT count(*) FILTER (WHERE l ~ '^HashAggregate') AS hash_aggregates
+FROM hg_plan('SELECT g, gpu_sort_agg(b), gpu_percentile_disc_agg(b, 0.9) FROM hr GROUP BY g') l;
+SELECT count(*) AS groups,
+	   count(*) FILTER (WHERE (o.srt, o.srt_desc, o.disc, o.cont, o.discs, o.topk, o.topk_desc, o.mo) IS DISTINCT FROM
+								(w.srt, w.srt_desc, w.disc, w.cont, w.discs, w.topk, w.topk_desc, w.mo)) AS mismatches
+FROM (SELECT g, gpu_sort_agg(b) AS srt, gpu_sort_agg(s, true) AS srt_desc, gpu_percentile_disc_agg(b, 0.9) AS disc,
+			 gpu_percentile_cont_agg(f, 0.3) AS cont,
+			 gpu_percentile_disc_agg(s, '{0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9}'::float8[]) AS discs,
+			 gpu_topk_agg(b, 5) AS topk, gpu_topk_agg(f, 3, true) AS topk_desc, gpu_mode_agg(s) AS mo
+	  FROM hr GROUP BY g) o
+JOIN (SELECT g, array_agg(b ORDER BY b) AS srt, array_agg(s ORDER BY s DESC) AS srt_desc,
+			 percentile_disc(0.9) WITHIN GROUP (ORDER BY b) AS disc,
+			 percentile_cont(0.3) WITHIN GROUP (ORDER BY f) AS cont,
+			 percentile_disc('{0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9}'::float8[]) WITHIN GROUP (ORDER BY s) AS discs,
+			 (array_agg(b ORDER BY b))[1:5] AS topk, (array_agg(f ORDER BY f DESC))[1:3] AS topk_desc,
+			 mode() WITHIN GROUP (ORDER BY s) AS mo
+	  FROM hr GROUP BY g) w USING (g);
+DROP TABLE hr;
+RESET ALL;
+
 DROP VIEW hg_got;
 DROP FUNCTION hg_mismatches(), hg_state_contexts(), hg_plan(text);
 DROP TABLE hg;

@@ -60,14 +60,16 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_deserialize);
 PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 
 /*
- * A state and its first buffer of values share one chunk of 256 bytes (a
- * size the states' AllocSet context keeps on a free list): a group of a few
- * rows costs that one allocation, and under a hash aggregation there may be
- * millions of groups.  The buffer is what the state leaves of the chunk
- * (about 22 int4 or 11 int8).
+ * A state and its first values share one allocation: the state, then room
+ * for AGG_INLINE_BYTES of values (8 int8 or float8, 16 int4), the end of
+ * which a constant argument of a few bytes (a fraction, k) takes while the
+ * values still leave it room.  Under a hash aggregation there may be
+ * millions of groups of a few rows each: a group costs that one allocation,
+ * carved from a block of states (StatesArena) with no chunk header and no
+ * rounding up to a power of 2.  SSPACE in sql/1.3/state.sql is this size.
  */
-#define AGG_STATE_CHUNK 256
-#define AGG_INITIAL_BYTES (AGG_STATE_CHUNK - MAXALIGN(sizeof(SortAggState)))
+#define AGG_INLINE_BYTES 64
+#define AGG_STATE_SIZE (MAXALIGN(sizeof(SortAggState)) + AGG_INLINE_BYTES)
 
 /* At most this many values are sorted in place (gs_cpu_sort's insertion sort, no scratch). */
 #define AGG_SORT_IN_PLACE_MAX 64
@@ -95,80 +97,139 @@ typedef struct SortAggSerialHeader
 /*
  * The memory context of the states under an aggregate's context: one for all
  * of them, a child of that context (so that the aggregate adopts a new
- * state's expanded object, and counts its memory), found again through a
- * one-entry cache that a reset of the parent clears.  A context of each
+ * state's expanded object, and counts its memory).  A context of each
  * state's own made a hash aggregation quadratic in its groups: it adds up
  * the memory of its context and every child each time it adds a group.
+ *
+ * The states are carved one after another from blocks of that context, which
+ * nothing frees before the context goes: gpusort's transition and combine
+ * functions return the state they were given, so the executor never
+ * replaces (and deletes) a state that is in memory.  The arena that does so
+ * lives in the parent, registered as a reset callback on it (found again by
+ * its function among the parent's callbacks), and a one-entry cache keeps
+ * the last one; a reset or delete of the parent, or a delete of the states'
+ * context (a DeleteExpandedObject of one of its states, which no aggregate
+ * of gpusort's makes), runs its callbacks.
  */
 #define STATES_CONTEXT_NAME "gpusort aggregate states"
-static MemoryContext states_parent;
-static MemoryContext states_context;
+#define STATES_FIRST_BLOCK 1024
+#define STATES_MAX_BLOCK (64 * 1024)
 
-/* A reset or delete of the parent: the cache forgets it. */
-static void
-forget_states_parent(void *arg)
+typedef struct StatesArena
 {
-	if (states_parent == (MemoryContext) arg)
-		states_parent = states_context = NULL;
+	MemoryContextCallback on_parent;	/* first: registered on the parent */
+	MemoryContextCallback on_context;	/* registered on the states' context */
+	MemoryContext parent;
+	MemoryContext context;		/* the states' context; NULL until made again */
+	char	   *free;			/* the unused rest of the current block */
+	char	   *end;
+	Size		next_block;		/* the size of the next block */
+} StatesArena;
+
+static StatesArena *current_arena;
+
+/* A reset or delete of the parent: the arena goes with it. */
+static void
+forget_arena(void *arg)
+{
+	if (current_arena == (StatesArena *) arg)
+		current_arena = NULL;
 }
 
 /*
- * A delete of the states' context itself (a DeleteExpandedObject of one of
- * its states, which no aggregate of gpusort's makes): the cache forgets it.
+ * A reset or delete of the states' context: its blocks go, and a later state
+ * finds it again among the parent's children, or makes it again.
  */
 static void
 forget_states_context(void *arg)
 {
-	if (states_context == (MemoryContext) arg)
-		states_parent = states_context = NULL;
+	StatesArena *arena = (StatesArena *) arg;
+
+	arena->context = NULL;
+	arena->free = arena->end = NULL;
 }
 
-static MemoryContext
-get_states_context(MemoryContext parent)
+static StatesArena *
+get_arena(MemoryContext parent)
 {
-	MemoryContext context;
+	StatesArena *arena = current_arena;
+	MemoryContextCallback *callback;
 
-	if (parent == states_parent)
-		return states_context;
-	for (context = parent->firstchild; context != NULL; context = context->nextchild)
+	if (arena == NULL || arena->parent != parent)
 	{
-		if (strcmp(context->name, STATES_CONTEXT_NAME) == 0)
-			break;
+		arena = NULL;
+		for (callback = parent->reset_cbs; callback != NULL; callback = callback->next)
+		{
+			if (callback->func == forget_arena)
+			{
+				arena = (StatesArena *) callback;
+				break;
+			}
+		}
+		if (arena == NULL)
+		{
+			arena = MemoryContextAllocZero(parent, sizeof(StatesArena));
+			arena->parent = parent;
+			arena->on_parent.func = forget_arena;
+			arena->on_parent.arg = arena;
+			MemoryContextRegisterResetCallback(parent, &arena->on_parent);
+		}
+		current_arena = arena;
 	}
-	if (context == NULL)
+	if (arena->context == NULL)
 	{
-		MemoryContextCallback *callback = MemoryContextAlloc(parent, sizeof(MemoryContextCallback));
+		MemoryContext context;
 
-		context = AllocSetContextCreate(parent, STATES_CONTEXT_NAME, ALLOCSET_DEFAULT_SIZES);
-		callback->func = forget_states_parent;
-		callback->arg = parent;
-		MemoryContextRegisterResetCallback(parent, callback);
-		callback = MemoryContextAlloc(context, sizeof(MemoryContextCallback));
-		callback->func = forget_states_context;
-		callback->arg = context;
-		MemoryContextRegisterResetCallback(context, callback);
+		/* one that a reset of it alone (not a delete) left, or a new one */
+		for (context = parent->firstchild; context != NULL; context = context->nextchild)
+		{
+			if (strcmp(context->name, STATES_CONTEXT_NAME) == 0)
+				break;
+		}
+		if (context == NULL)
+			context = AllocSetContextCreate(parent, STATES_CONTEXT_NAME, ALLOCSET_DEFAULT_SIZES);
+		arena->context = context;
+		arena->on_context.func = forget_states_context;
+		arena->on_context.arg = arena;
+		MemoryContextRegisterResetCallback(arena->context, &arena->on_context);
+		arena->next_block = STATES_FIRST_BLOCK;
 	}
-	states_parent = parent;
-	states_context = context;
-	return context;
+	return arena;
+}
+
+/* Room for a state in the arena: the rest of its block, or a new block. */
+static void *
+arena_alloc_state(StatesArena *arena)
+{
+	char	   *state;
+
+	StaticAssertStmt(AGG_STATE_SIZE == MAXALIGN(AGG_STATE_SIZE) && STATES_FIRST_BLOCK >= AGG_STATE_SIZE,
+					 "states are MAXALIGNed and a block holds one at least");
+	if ((Size) (arena->end - arena->free) < AGG_STATE_SIZE)
+	{
+		arena->free = MemoryContextAlloc(arena->context, arena->next_block);
+		arena->end = arena->free + arena->next_block;
+		arena->next_block = Min(arena->next_block * 2, STATES_MAX_BLOCK);
+	}
+	state = arena->free;
+	arena->free += AGG_STATE_SIZE;
+	return state;
 }
 
 /*
- * A new empty state in the states' context under parent, its first buffer
- * of values in the same chunk.  Nothing deletes the expanded object's
- * context, which other states share: gpusort's transition and combine
- * functions return the state they were given, so the executor never
- * replaces (and deletes) a state that is in memory, and the states go when
- * the parent is reset.  A window aggregate's state has a context of its own
- * (new_window_state).
+ * A new empty state in the states' context under parent, its first values
+ * in the same allocation.  A window aggregate's state has a context of its
+ * own (new_window_state).
  */
-static SortAggState *new_state_in(MemoryContext context, Oid elemtype, Oid collation,
+static SortAggState *new_state_in(MemoryContext context, void *room, Oid elemtype, Oid collation,
 								  bool descending);
 
 SortAggState *
 gpusort_agg_new_state(MemoryContext parent, Oid elemtype, Oid collation, bool descending)
 {
-	return new_state_in(get_states_context(parent), elemtype, collation, descending);
+	StatesArena *arena = get_arena(parent);
+
+	return new_state_in(arena->context, arena_alloc_state(arena), elemtype, collation, descending);
 }
 
 /*
@@ -185,17 +246,24 @@ new_window_state(MemoryContext aggcontext, Oid elemtype, Oid collation, bool des
 	MemoryContext context = AllocSetContextCreate(aggcontext, "gpusort window aggregate state",
 												  ALLOCSET_SMALL_SIZES);
 
-	return new_state_in(context, elemtype, collation, descending);
+	return new_state_in(context, MemoryContextAlloc(context, AGG_STATE_SIZE), elemtype, collation,
+						descending);
 }
 
-static SortAggState *
-new_state_in(MemoryContext context, Oid elemtype, Oid collation, bool descending)
+/* The first values of a state, after it in its allocation. */
+static inline char *
+inline_values(const SortAggState *state)
 {
-	SortAggState *state;
+	return (char *) state + MAXALIGN(sizeof(SortAggState));
+}
 
-	StaticAssertStmt(MAXALIGN(sizeof(SortAggState)) + 8 * sizeof(int64) <= AGG_STATE_CHUNK,
-					 "a state's chunk has room for 8 values");
-	state = MemoryContextAlloc(context, AGG_STATE_CHUNK);
+/* A new empty state in room (AGG_STATE_SIZE bytes of context). */
+static SortAggState *
+new_state_in(MemoryContext context, void *room, Oid elemtype, Oid collation, bool descending)
+{
+	SortAggState *state = (SortAggState *) room;
+
+	StaticAssertStmt(AGG_INLINE_BYTES >= 8 * sizeof(int64), "a state has room for 8 values");
 	memset(state, 0, sizeof(SortAggState));
 
 	EOH_init_header(&state->hdr, &gpusort_agg_methods, context);
@@ -220,16 +288,16 @@ new_state_in(MemoryContext context, Oid elemtype, Oid collation, bool descending
 	state->sorted = true;		/* no values yet */
 	state->limit = -1;
 	state->prune_at = PG_INT64_MAX;
-	state->values = (char *) state + MAXALIGN(sizeof(SortAggState));
-	state->capacity = Min(AGG_INITIAL_BYTES / state->typlen, state->prune_at);
+	state->values = inline_values(state);
+	state->capacity = Min(AGG_INLINE_BYTES / state->typlen, state->prune_at);
 	return state;
 }
 
-/* Frees the state's buffer of values unless it is the first, in the state's chunk. */
+/* Frees the state's buffer of values unless it is the first, in the state's allocation. */
 static void
 free_values(SortAggState *state)
 {
-	if (state->values != (char *) state + MAXALIGN(sizeof(SortAggState)))
+	if (state->values != inline_values(state))
 		pfree(state->values);
 }
 
@@ -351,7 +419,7 @@ reserve(SortAggState *state, int64 extra)
 	 * float8).  The copies add up to less than the final buffer.
 	 */
 	{
-		MemoryContext oldcontext = MemoryContextSwitchTo(GetMemoryChunkContext(state));
+		MemoryContext oldcontext = MemoryContextSwitchTo(state->hdr.eoh_context);
 		char	   *values = gpusort_alloc_large((Size) capacity * state->typlen);
 
 		MemoryContextSwitchTo(oldcontext);
@@ -606,13 +674,32 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 		prune(state, false);
 }
 
+/*
+ * Room for a constant argument of len bytes: the end of the state's first
+ * values while they are in it and leave that room (which then holds fewer
+ * values), else an allocation in the state's context.
+ */
+static char *
+param_room(SortAggState *state, int32 len)
+{
+	Size		bytes = MAXALIGN(Max(len, 1));
+
+	if (state->values == inline_values(state) && bytes <= AGG_INLINE_BYTES &&
+		(Size) state->nvalues * state->typlen <= AGG_INLINE_BYTES - bytes)
+	{
+		state->capacity = Min(state->capacity, (int64) ((AGG_INLINE_BYTES - bytes) / state->typlen));
+		return inline_values(state) + AGG_INLINE_BYTES - bytes;
+	}
+	return MemoryContextAlloc(state->hdr.eoh_context, bytes);
+}
+
 void
 gpusort_agg_param(SortAggState *state, const void *param, int32 len,
 				  const char *funcname, const char *what)
 {
 	if (state->param == NULL)
 	{
-		state->param = MemoryContextAlloc(GetMemoryChunkContext(state), Max(len, 1));
+		state->param = param_room(state, len);
 		memcpy(state->param, param, len);
 		state->param_len = len;
 	}
