@@ -819,6 +819,21 @@ prune_rows(SortNodeState *state)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/*
+ * The key conversions' context is reset every 1024 rows, and sooner once it
+ * holds more than this: a conversion detoasts its value there, and 1024
+ * detoasted strings of a few megabytes would be gigabytes.
+ */
+#define CONVERT_RESET_BYTES ((Size) 1024 * 1024)
+
+static inline void
+reset_conversions(SortNodeState *state, int64 row)
+{
+	if ((row & 1023) == 0 ||
+		MemoryContextMemAllocated(state->convert_context, false) > CONVERT_RESET_BYTES)
+		MemoryContextReset(state->convert_context);
+}
+
 /* Reads the child: into memory, or into a tuplesort once past work_mem. */
 static void
 read_input(SortNodeState *state)
@@ -869,8 +884,7 @@ read_input(SortNodeState *state)
 					bool		whole;
 					uint64		v;
 
-					if ((state->rows_in & 1023) == 0)
-						MemoryContextReset(state->convert_context);
+					reset_conversions(state, state->rows_in);
 					v = sort_key_xfrm(key->xfrm, value, &whole);
 					MemoryContextSwitchTo(old);
 					state->values[k][state->ntuples] = key->descending ? ~v : v;
@@ -896,8 +910,7 @@ read_input(SortNodeState *state)
 					/* a conversion may detoast or allocate: a context reset now and then */
 					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
 
-					if ((state->rows_in & 1023) == 0)
-						MemoryContextReset(state->convert_context);
+					reset_conversions(state, state->rows_in);
 					state->values[k][state->ntuples] = ordered_value(key, value);
 					MemoryContextSwitchTo(old);
 				}
@@ -1261,19 +1274,17 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
 			const char *p;
 			size_t		len;
 
+			reset_conversions(state, j);
 			if ((j & 1023) == 0)
-			{
-				MemoryContextReset(state->convert_context);
 				CHECK_FOR_INTERRUPTS();
-			}
 			/* a string key is not columnar: the tuple's value */
 			ExecStoreMinimalTuple(state->tuples[row], state->sorted_slot, false);
 			value = slot_getattr(state->sorted_slot, key->column, &isnull);
 			Assert(!isnull);
-			p = sort_key_xfrm_bytes(key->xfrm, value, &len);
-			if (size + len > room)
+			p = sort_key_xfrm_bytes(key->xfrm, value, &len, (size_t) (limit - size));
+			if (p == NULL || size + len > room)
 			{
-				if ((int64) (size + len) > limit)
+				if (p == NULL || (int64) (size + len) > limit)
 				{
 					MemoryContextSwitchTo(old);
 					ExecClearTuple(state->sorted_slot);
@@ -1354,11 +1365,13 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 		int			width = Min(8, (64 - run_bits) / 8);
 		uint64		mask = width == 8 ? ~UINT64CONST(0) : (UINT64CONST(1) << (8 * width)) - 1;
 		int64		j = 0;
+		bool		uniform = true;
 
 		CHECK_FOR_INTERRUPTS();
 		for (int64 r = 0; r < runs->nruns; r++)
 		{
 			uint64		high = width == 8 ? 0 : (uint64) r << (8 * width);
+			int64		first = j;
 
 			for (int64 i = 0; i < runs->len[r]; i++, j++)
 			{
@@ -1367,8 +1380,16 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 				if (key->descending)
 					w = ~w & mask;
 				words[j] = (high | w) ^ UINT64_C(0x8000000000000000);
+				uniform = uniform && words[j] == words[first];
 			}
 		}
+		if (uniform)
+		{
+			/* every run's window is one value (a prefix they share): in place */
+			for (j = 0; j < m; j++)
+				order[j] = (uint32) j;
+		}
+		else
 		{
 			int			device = state->device;
 

@@ -670,14 +670,19 @@ sort_key_xfrm(SortKeyXfrm *x, Datum value, bool *whole)
  * (the string itself, or its transformation), *len bytes with no NUL among
  * them: memcmp's order of two is the key's, up to the strings' equality
  * where the transformation is strxfrm's or ICU's.  Valid until the next call.
+ * NULL where a transformation is wanted and the string has more than max
+ * bytes, since the transformation would not take less.
  */
 const char *
-sort_key_xfrm_bytes(SortKeyXfrm *x, Datum value, size_t *len)
+sort_key_xfrm_bytes(SortKeyXfrm *x, Datum value, size_t *len, size_t max)
 {
 	const char *p = string_of(x, value, len);
 
 	if (!x->transform)
 		return p;
+	/* the transformation is as long as the string or longer: past max, none */
+	if (*len > max)
+		return NULL;
 	*len = transform_string(x, p, *len);
 	return x->dst;
 }

@@ -112,6 +112,6 @@ extern bool sort_key_numeric(const SortKeyBits *bits, Datum value, uint64 *word)
 typedef struct SortKeyXfrm SortKeyXfrm;
 extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type, bool transform);
 extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value, bool *whole);
-extern const char *sort_key_xfrm_bytes(SortKeyXfrm *xfrm, Datum value, size_t *len);
+extern const char *sort_key_xfrm_bytes(SortKeyXfrm *xfrm, Datum value, size_t *len, size_t max);
 
 #endif							/* GPUSORT_SORT_NODE_H */
