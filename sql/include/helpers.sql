@@ -189,10 +189,10 @@ BEGIN
 	IF plan NOT LIKE '%Custom Scan (gpusort)%' THEN
 		RETURN 'not used';
 	END IF;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || lim || ') s'
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(node_row::text, '','')), '''') FROM (' || q || lim || ') node_row'
 		INTO got;
 	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','')), '''') FROM (' || q || tiebreak || lim || ') s'
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(node_row::text, '','')), '''') FROM (' || q || tiebreak || lim || ') node_row'
 		INTO want;
 	IF got IS DISTINCT FROM want THEN
 		RETURN 'differs: ' || got || ' vs ' || want;
