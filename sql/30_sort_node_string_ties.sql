@@ -3,8 +3,11 @@
 -- are equal in many rows.  The words order rows by a string's first bytes
 -- (its own under C, strxfrm's under libc, its ICU sort key's); the runs of
 -- rows that the words leave tied are ordered by rounds over the next bytes
--- of their byte strings, and the rows whose byte strings are equal by
--- PostgreSQL's comparators over that key and the later ones.  Strings that
+-- of their byte strings; rows whose byte strings are equal, by the later
+-- keys' bits (exact: int4, int8, numeric(p,s), bool, float8; a prefix:
+-- numeric; none: a second string) where the comparator finds the strings
+-- equal, else by PostgreSQL's comparators over that key and the later
+-- ones.  Strings that
 -- share long prefixes, that are prefixes of one another, empty strings,
 -- duplicates, multibyte UTF-8 and NULLs; ASC and DESC, NULLS FIRST and LAST,
 -- composite keys, a LIMIT; text, varchar, char(n) and name (under C); under C and the
@@ -80,7 +83,12 @@ INSERT INTO st_queries VALUES
 	(12, 's::name DESC, i', ''),
 	(13, 'lower(s) COLLATE %s, s COLLATE "C"', ''),
 	(14, 's COLLATE %s', ' LIMIT 7000'),
-	(15, 's COLLATE %s DESC, i', ' LIMIT 300 OFFSET 100');
+	(15, 's COLLATE %s DESC, i', ' LIMIT 300 OFFSET 100'),
+	(16, 's COLLATE %s, (b * 1.25)::numeric(8,2) DESC NULLS LAST, i', ''),
+	(17, 's COLLATE %s DESC, b::numeric / 3, id %% 5', ''),
+	(18, 's COLLATE %1$s, lower(s) COLLATE %1$s DESC, i', ''),
+	(19, 's COLLATE %s, i DESC, b NULLS FIRST, id %% 7', ''),
+	(20, 's COLLATE %s, (id %% 3)::bool, (id %% 11)::float8 DESC', ' LIMIT 9000');
 
 CREATE TEMP TABLE st_results AS
 SELECT q.n, c.coll, st_check(format(q.keys, c.coll), q.lim) AS result

@@ -1307,6 +1307,281 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
 	return arena;
 }
 
+/* Row row's key k: a by-reference value points into the kept tuple. */
+static inline Datum
+fetch_key(SortNodeState *state, uint32 row, int k, bool *isnull)
+{
+	int			c = state->keys[k].column - 1;
+
+	if (state->columnar)
+	{
+		*isnull = state->colnulls[c] ? state->colnulls[c][row] : false;
+		return state->cols[c][row];
+	}
+	ExecStoreMinimalTuple(state->tuples[row], state->sorted_slot, false);
+	return slot_getattr(state->sorted_slot, c + 1, isnull);
+}
+
+/* Each run of runs in the order of PostgreSQL's comparators over keys k on. */
+static void
+order_runs_from(SortNodeState *state, int k, const RunList *runs)
+{
+	TieRun		run;
+	int64		room = 0;
+
+	memset(&run, 0, sizeof(run));
+	run.state = state;
+	run.first_key = k;
+	run.nkeys = state->nkeys - k;
+	for (int64 r = 0; r < runs->nruns; r++)
+		order_run(state, state->perm + runs->start[r], runs->len[r], &run, &room);
+	if (run.values)
+	{
+		pfree(run.values);
+		pfree(run.isnull);
+		pfree(run.position);
+	}
+}
+
+/*
+ * Runs of rows equal on every key before key k, ordered by the keys from k
+ * on: each round packs, for every row still tied, its run's number above
+ * key k's field (a NULL bit where the key has NULLs, then its bits, as
+ * packed_key has them) and sorts those words with the node's word sort.
+ * Rows whose words are equal go on to key k + 1 where key k's bits are
+ * exact, and to the comparators from key k where they are a prefix.  A key
+ * whose bits need a conversion that the node has not begun (a string's),
+ * or a value its bits cannot hold, sends the runs left to the comparators.
+ */
+static void
+order_later_keys(SortNodeState *state, int k, RunList *runs)
+{
+	RunList		next;
+	RunList		compare;
+	int64		limit = (int64) work_mem * 1024 - state->mem_used;
+
+	memset(&next, 0, sizeof(next));
+	memset(&compare, 0, sizeof(compare));
+	while (runs->nruns > 0 && k < state->nkeys)
+	{
+		SortKeyInfo *key = &state->keys[k];
+		int64		m = 0;
+		int64		j = 0;
+		uint32	   *rows;
+		uint64	   *values;
+		uint8	   *flags;
+		uint64	   *words;
+		uint32	   *order;
+		bool		has_nulls = false;
+		bool		usable;
+		int			run_bits;
+		int			field;
+
+		for (int64 r = 0; r < runs->nruns; r++)
+			m += runs->len[r];
+		usable = key->bits.kind != SORT_KEY_NONE && key->bits.kind != SORT_KEY_BYTES &&
+			key->bits.kind != SORT_KEY_STRXFRM && key->bits.width <= 64 &&
+			m * (int64) (3 * sizeof(uint32) + 3 * sizeof(uint64) + 1) <= limit;
+		if (!usable)
+			break;
+		rows = gpusort_alloc_large(sizeof(uint32) * m);
+		values = gpusort_alloc_large(sizeof(uint64) * m);
+		flags = gpusort_alloc_large(m);
+		for (int64 r = 0; r < runs->nruns && usable; r++)
+		{
+			for (int64 i = 0; i < runs->len[r] && usable; i++, j++)
+			{
+				uint32		row = state->perm[runs->start[r] + i];
+				bool		isnull;
+				Datum		value = fetch_key(state, row, k, &isnull);
+
+				if ((j & 1023) == 1023)
+					CHECK_FOR_INTERRUPTS();
+				rows[j] = row;
+				flags[j] = isnull != key->nulls_first;
+				values[j] = 0;
+				has_nulls = has_nulls || isnull;
+				if (isnull)
+					continue;
+				if (key->bits.kind == SORT_KEY_NUMERIC)
+				{
+					uint64		v;
+
+					usable = sort_key_numeric(&key->bits, value, &v);
+					values[j] = key->descending ? ~v & WIDTH_MASK(key->bits.width) : v;
+				}
+				else if (key->bits.kind >= SORT_KEY_ABBREV_UNSIGNED)
+				{
+					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
+
+					reset_conversions(state, j);
+					values[j] = ordered_value(key, value);
+					MemoryContextSwitchTo(old);
+				}
+				else
+					values[j] = ordered_value(key, value);
+			}
+		}
+		MemoryContextReset(state->convert_context);
+		ExecClearTuple(state->sorted_slot);
+		if (!usable)
+		{
+			pfree(rows);
+			pfree(values);
+			pfree(flags);
+			break;
+		}
+
+		/* run number, NULL bit, bits: one word where they fit, else two sorts */
+		run_bits = runs->nruns > 1 ? pg_leftmost_one_pos64((uint64) runs->nruns - 1) + 1 : 0;
+		field = key->bits.width + (has_nulls ? 1 : 0);
+		words = gpusort_alloc_large(sizeof(uint64) * m);
+		order = gpusort_alloc_large(sizeof(uint32) * m);
+		if (run_bits + field <= 64)
+		{
+			j = 0;
+			for (int64 r = 0; r < runs->nruns; r++)
+				for (int64 i = 0; i < runs->len[r]; i++, j++)
+				{
+					uint64		w = values[j];
+
+					if (has_nulls)
+						w |= (uint64) flags[j] << key->bits.width;
+					if (run_bits > 0)
+						w |= (uint64) r << field;
+					words[j] = w ^ UINT64_C(0x8000000000000000);
+				}
+			argsort_words(state, words, m, 64, order, 0);
+		}
+		else
+		{
+			uint32	   *first = gpusort_alloc_large(sizeof(uint32) * m);
+			uint64	   *high = gpusort_alloc_large(sizeof(uint64) * m);
+
+			for (j = 0; j < m; j++)
+				words[j] = values[j] ^ UINT64_C(0x8000000000000000);
+			argsort_words(state, words, m, 64, first, 0);
+			/* then the run numbers and NULL bits in that order, sorted stably */
+			j = 0;
+			for (int64 r = 0; r < runs->nruns; r++)
+				for (int64 i = 0; i < runs->len[r]; i++, j++)
+					high[j] = ((uint64) r << 1) | flags[j];
+			for (j = 0; j < m; j++)
+				words[j] = high[first[j]] ^ UINT64_C(0x8000000000000000);
+			argsort_words(state, words, m, 64, order, 0);
+			for (j = 0; j < m; j++)
+				order[j] = first[order[j]];
+			pfree(first);
+			pfree(high);
+		}
+		pfree(words);
+
+		/* each run's rows in their order (its number led), then its equal groups */
+		next.nruns = 0;
+		compare.nruns = 0;
+		j = 0;
+		for (int64 r = 0; r < runs->nruns; r++)
+		{
+			int64		base = j;
+
+			for (int64 i = 0; i < runs->len[r]; i++, j++)
+				state->perm[runs->start[r] + i] = rows[order[j]];
+			for (int64 a = base, b; a < j; a = b)
+			{
+				uint32		oa = order[a];
+
+				b = a + 1;
+				while (b < j && flags[order[b]] == flags[oa] && values[order[b]] == values[oa])
+					b++;
+				if (b - a < 2)
+					continue;
+				/* NULLs are equal whatever the bits */
+				if (key->bits.exact || (flags[oa] != key->nulls_first))
+				{
+					if (k + 1 < state->nkeys)
+						add_run(state, &next, runs->start[r] + (a - base), b - a);
+				}
+				else
+					add_run(state, &compare, runs->start[r] + (a - base), b - a);
+			}
+		}
+		pfree(rows);
+		pfree(values);
+		pfree(flags);
+		pfree(order);
+		order_runs_from(state, k, &compare);
+		{
+			RunList		swap = *runs;
+
+			*runs = next;
+			next = swap;
+		}
+		k++;
+	}
+	/* the keys left, or those without bits: the comparators */
+	if (k < state->nkeys)
+		order_runs_from(state, k, runs);
+	runs->nruns = 0;
+	if (next.room > 0)
+	{
+		pfree(next.start);
+		pfree(next.len);
+	}
+	if (compare.room > 0)
+	{
+		pfree(compare.start);
+		pfree(compare.len);
+	}
+}
+
+/*
+ * Runs of rows whose byte strings of key first_key are equal.  A run whose
+ * strings PostgreSQL's comparator finds equal as well goes on to the later
+ * keys (order_later_keys); any other (a collation's strxfrm or ICU sort keys
+ * can be equal for strings that are not) is ordered by the comparators over
+ * key first_key on.  C's bytes are the strings: equal ones are equal.
+ */
+static void
+settle_equal_strings(SortNodeState *state, int first_key, const RunList *equal, TieRun *run,
+					 int64 *room)
+{
+	SortKeyInfo *key = &state->keys[first_key];
+	RunList		later;
+
+	memset(&later, 0, sizeof(later));
+	for (int64 r = 0; r < equal->nruns; r++)
+	{
+		uint32	   *perm = state->perm + equal->start[r];
+		bool		same = true;
+
+		CHECK_FOR_INTERRUPTS();
+		if (key->bits.kind != SORT_KEY_BYTES)
+		{
+			bool		isnull;
+			Datum		first = fetch_key(state, perm[0], first_key, &isnull);
+
+			for (int64 i = 1; i < equal->len[r] && same; i++)
+			{
+				Datum		value = fetch_key(state, perm[i], first_key, &isnull);
+
+				same = ApplySortComparator(first, false, value, false, &key->full) == 0;
+			}
+			ExecClearTuple(state->sorted_slot);
+		}
+		if (!same)
+			order_run(state, perm, equal->len[r], run, room);
+		else if (first_key + 1 < state->nkeys)
+			add_run(state, &later, equal->start[r], equal->len[r]);
+	}
+	if (later.nruns > 0)
+		order_later_keys(state, first_key + 1, &later);
+	if (later.room > 0)
+	{
+		pfree(later.start);
+		pfree(later.len);
+	}
+}
+
 /*
  * Runs of rows tied on their words, ordered by a string key's byte strings,
  * most significant bytes first as an MSD radix sort goes: each round packs,
@@ -1314,12 +1589,13 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
  * byte string (from offset at first, which the words held equal), sorts
  * those words with the node's word sort (the GPU's where there is one), and
  * keeps tied the rows whose words are still equal and whose strings go on.
- * Rows whose byte strings are equal end in runs ordered by PostgreSQL's
- * comparators over key first_key and the later ones: that breaks a
- * deterministic collation's ties as it does (strxfrm and ICU sort keys may
- * be equal for strings that are not) and leaves a nondeterministic one's
- * peers equal.  Where the strings would take more than work_mem, every run
- * goes to the comparators.
+ * Rows whose byte strings are equal end in runs that settle_equal_strings
+ * orders: where PostgreSQL's comparator finds their strings equal too, by
+ * the later keys' bits (order_later_keys), else by the comparators over key
+ * first_key and the later ones, which break a deterministic collation's
+ * ties as it does (strxfrm and ICU sort keys may be equal for strings that
+ * are not) and leave a nondeterministic one's peers equal.  Where the
+ * strings would take more than work_mem, every run goes to the comparators.
  */
 static void
 refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *runs,
@@ -1338,6 +1614,7 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 	unsigned char *arena;
 	int64		limit = (int64) work_mem * 1024 - state->mem_used;
 	RunList		next;
+	RunList		equal;
 
 	for (int64 r = 0; r < runs->nruns; r++)
 		m += runs->len[r];
@@ -1357,6 +1634,7 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 	order = gpusort_alloc_large(sizeof(uint32) * m);
 	arena = gather_byte_strings(state, key, runs, rows, bytes, limit);
 	memset(&next, 0, sizeof(next));
+	memset(&equal, 0, sizeof(equal));
 
 	while (arena != NULL && runs->nruns > 0)
 	{
@@ -1430,7 +1708,7 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 				if (goes_on)
 					add_run(state, &next, runs->start[r] + (a - base), b - a);
 				else if (compare_equal)
-					order_run(state, state->perm + runs->start[r] + (a - base), b - a, run, room);
+					add_run(state, &equal, runs->start[r] + (a - base), b - a);
 			}
 		}
 
@@ -1474,6 +1752,13 @@ refine_string_runs(SortNodeState *state, int first_key, int offset, RunList *run
 	pfree(bytes_sorted);
 	pfree(words);
 	pfree(order);
+	/* the rows whose byte strings are equal: by the comparator's equality, then the later keys */
+	if (equal.nruns > 0)
+	{
+		settle_equal_strings(state, first_key, &equal, run, room);
+		pfree(equal.start);
+		pfree(equal.len);
+	}
 }
 
 /*
