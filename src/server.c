@@ -342,13 +342,33 @@ typedef struct QueuedJob
 	int			index;
 } QueuedJob;
 
-static int
-compare_queued(const void *a, const void *b)
+/*
+ * The queue as a binary min-heap on seq: sift_queued moves queue[at] down
+ * to its place among the first n.  admit_jobs takes the oldest jobs one at
+ * a time and usually admits one or two a turn, so a heap (built in O(n),
+ * each job taken in O(log n)) keeps each turn close to one pass over the
+ * slots, where sorting the whole queue took O(n log n) under the lock that
+ * every backend submits under.
+ */
+static void
+sift_queued(QueuedJob *queue, int n, int at)
 {
-	uint64		x = ((const QueuedJob *) a)->seq;
-	uint64		y = ((const QueuedJob *) b)->seq;
+	QueuedJob	job = queue[at];
 
-	return x < y ? -1 : x > y;
+	for (;;)
+	{
+		int			child = 2 * at + 1;
+
+		if (child >= n)
+			break;
+		if (child + 1 < n && queue[child + 1].seq < queue[child].seq)
+			child++;
+		if (queue[child].seq >= job.seq)
+			break;
+		queue[at] = queue[child];
+		at = child;
+	}
+	queue[at] = job;
 }
 
 /* Whether any session's sorts are paused after a death (blamed_ms > 0 for some). */
@@ -483,12 +503,17 @@ admit_jobs(void)
 			queue[nqueued].index = i;
 			nqueued++;
 		}
-	if (nqueued > 1)
-		qsort(queue, nqueued, sizeof(QueuedJob), compare_queued);
+	for (int at = nqueued / 2 - 1; at >= 0; at--)
+		sift_queued(queue, nqueued, at);
 
-	for (int q = 0; q < nqueued; q++)
+	/* the oldest job first: the heap's top, taken off */
+	while (nqueued > 0)
 	{
-		GpusortJobSlot *slot = &srv->slots[queue[q].index];
+		int			index = queue[0].index;
+		GpusortJobSlot *slot = &srv->slots[index];
+
+		queue[0] = queue[--nqueued];
+		sift_queued(queue, nqueued, 0);
 
 #ifdef GS_INJECTION_POINTS
 		if (injection_holds_queue())
@@ -515,7 +540,7 @@ admit_jobs(void)
 		}
 		if (!any_idle_worker())
 			break;				/* nothing can be admitted until a worker is free */
-		if (try_admit(queue[q].index))
+		if (try_admit(index))
 			continue;
 		if (TimestampDifferenceExceeds(slot->submitted, now, GPU_PASS_MS))
 			break;				/* it has been passed long enough: the rest wait for it */
