@@ -17,9 +17,11 @@
 #   gpu_sort(array_agg(x)) with WORKERS workers      the same, serial       3x    -
 #
 # and a guard: each query kind (ORDER BY, window, merge join, GROUP BY,
-# DISTINCT, LIMIT 100) over smaller tables (GUARD_SIZES rows) in five shapes
+# DISTINCT, LIMIT 100) over smaller tables (GUARD_SIZES rows) in eight shapes
 # (int4 key; int4 + int8 keys; float8 key; int4 key with a text payload
-# column; int4 key DESC NULLS FIRST, 1% NULLs), for the devices and, where a
+# column; int4 key DESC NULLS FIRST, 1% NULLs; numeric(15,2); text of 8-48
+# characters, a third sharing a prefix, under the database's collation; a
+# category under C and a numeric(15,2)), for the devices and, where a
 # GPU is usable, gpusort.device = auto as well; a shape is flagged where the
 # node is in its plan and it runs slower than 0.95x of the node off (below
 # 0.95x with the same plan on both sides, no node, is reported as noise).
@@ -157,10 +159,16 @@ VACUUM ANALYZE t2;
 \endif
 \if :guard
 -- g_N and h_N (the join's other side): x int4, k int4 in [0, 1000), y int8, f float8,
--- xn = x with 1% NULLs, p a 32-character text
+-- xn = x with 1% NULLs, p a 32-character text, m numeric(15,2), s text of 8 to 48
+-- characters (a third sharing a 24-character prefix) under the database's collation,
+-- cat one of 100 categories under "C"
 SELECT format('CREATE UNLOGGED TABLE %I AS SELECT x, floor(random() * 1000)::int4 AS k, '
 			  '(random() * 2e18 - 1e18)::int8 AS y, (random() - 0.5) * 1e12 AS f, '
-			  'CASE WHEN random() < 0.01 THEN NULL ELSE x END AS xn, md5(random()::text) AS p '
+			  'CASE WHEN random() < 0.01 THEN NULL ELSE x END AS xn, md5(random()::text) AS p, '
+			  '(random() * 1e7)::numeric(15,2) AS m, '
+			  'CASE WHEN x %% 3 = 0 THEN ''shared-prefix-0123456789'' ELSE '''' END || '
+			  'substr(md5(x::text), 1, 8 + abs(x %% 17)) AS s, '
+			  '(''category '' || abs(x %% 100)) COLLATE "C" AS cat '
 			  'FROM (SELECT (floor(random() * 4294967296) - 2147483648)::int4 AS x '
 			  'FROM generate_series(1, %s)) s', side || n, n)
 FROM unnest(string_to_array(:'guard_sizes', ',')::bigint[]) n, unnest(ARRAY['g_', 'h_']) side
@@ -245,7 +253,10 @@ CROSS JOIN (VALUES
 	(2, 'int4, int8', 'k, y', 'k, y', 'count(*)', 'k, y', 'a.k = b.k AND a.y = b.y'),
 	(3, 'float8', 'f', 'f', 'count(*)', 'f', 'a.f = b.f'),
 	(4, 'int4 + text payload', 'x, p', 'x', 'sum(length(p))', 'x', 'a.x = b.x'),
-	(5, 'int4 DESC NULLS FIRST', 'xn', 'xn DESC NULLS FIRST', 'count(*)', 'xn', 'a.xn = b.xn')) sh(i, shape, cols, ord, use, grp, jcond)
+	(5, 'int4 DESC NULLS FIRST', 'xn', 'xn DESC NULLS FIRST', 'count(*)', 'xn', 'a.xn = b.xn'),
+	(6, 'numeric(15,2)', 'm', 'm', 'count(*)', 'm', 'a.m = b.m'),
+	(7, 'text', 's', 's', 'count(*)', 's', 'a.s = b.s'),
+	(8, 'text under C, numeric(15,2)', 'cat, m', 'cat, m', 'count(*)', 'cat, m', 'a.cat = b.cat AND a.m = b.m')) sh(i, shape, cols, ord, use, grp, jcond)
 CROSS JOIN LATERAL (SELECT format(k.tmpl, 'g_' || sz.n, sh.cols, sh.ord, sh.use, sh.grp, 'h_' || sz.n, sh.jcond) AS q) f;
 \endif
 
@@ -522,7 +533,8 @@ guard_devices=$(lines devices | cut -d'|' -f2)
 		echo "Tables g_N, h_N of N rows: x int4, k int4 in [0, 1000), y int8, f float8, xn (x with 1% NULLs),"
 		echo "p text (32 characters); each timed round repeats the query max(1, $guard_work / N) times and"
 		echo "reports the time of one, best of $guard_runs rounds (median in parentheses). Shapes: keys x; k, y;"
-		echo "f; x with p carried through; xn DESC NULLS FIRST (the merge join joins on xn, ascending)."
+		echo "f; x with p carried through; xn DESC NULLS FIRST (the merge join joins on xn, ascending); m numeric(15,2);"
+		echo "s text (8-48 characters, a third sharing 24, the database's collation); cat (100 categories under C), m."
 		echo "Devices: $guard_devices."
 		echo
 		echo "| kind | shape | rows | device | node off ms | node on ms | off / on | plan, node on | flag |"
