@@ -107,6 +107,7 @@ typedef struct SortNodeFigures
 	bool		bound_peers;	/* a run condition's: bound is a rank, the
 								 * rows of rank up to it and the next peer
 								 * group are kept */
+	int64		kept;			/* the rows kept, to return */
 	int64		memory;			/* bytes */
 	TuplesortInstrumentation tuplesort_stats;
 	double		extract_ms;
@@ -2606,6 +2607,7 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	f->rows = state->rows_in;
 	f->bound = state->bound;
 	f->bound_peers = state->bound_peers;
+	f->kept = state->ntuples;
 	f->memory = state->mem_used;
 	f->extract_ms = state->extract_ms;
 	f->sort_ms = state->sort_ms;
@@ -2730,11 +2732,15 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 		ExplainPropertyInteger("Sort Rows", NULL, f->rows, es);
 		if (f->bound >= 0 && f->bound_peers && es->format == EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyText("Sort Bound",
-								psprintf(INT64_FORMAT " with ties and the next peer group", f->bound), es);
+								psprintf(INT64_FORMAT " with ties and the next peer group: " INT64_FORMAT " rows",
+										 f->bound, f->kept), es);
 		else if (f->bound >= 0)
 			ExplainPropertyInteger("Sort Bound", NULL, f->bound, es);
 		if (f->bound >= 0 && f->bound_peers && es->format != EXPLAIN_FORMAT_TEXT)
+		{
 			ExplainPropertyBool("Sort Bound Peers", true, es);
+			ExplainPropertyInteger("Sort Rows Kept", NULL, f->kept, es);
+		}
 		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
 		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
 	}
@@ -2763,8 +2769,11 @@ explain_worker_line(const SortNodeFigures *f, int n, ExplainState *es)
 		appendStringInfo(es->str, "  Sort Rows: " INT64_FORMAT "  Sort Key Bits: %d  Sort Memory: " INT64_FORMAT " kB",
 						 f->rows, f->key_bits, (f->memory + 1023) / 1024);
 	if (!f->tuplesort && f->bound >= 0)
-		appendStringInfo(es->str, "  Sort Bound: " INT64_FORMAT "%s", f->bound,
-						 f->bound_peers ? " with ties and the next peer group" : "");
+	{
+		appendStringInfo(es->str, "  Sort Bound: " INT64_FORMAT, f->bound);
+		if (f->bound_peers)
+			appendStringInfo(es->str, " with ties and the next peer group: " INT64_FORMAT " rows", f->kept);
+	}
 	if (es->timing)
 		appendStringInfo(es->str, "  Extract Time: %.3f ms  Sort Time: %.3f ms  Emit Time: %.3f ms",
 						 f->extract_ms, f->sort_ms, f->emit_ms);
