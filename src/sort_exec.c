@@ -380,7 +380,7 @@ current_rank_bound(SortNodeState *state)
 			k = DatumGetInt32(value);
 		else
 			k = DatumGetInt64(value);
-		/* k - 1 for < k; no overflow: k > INT64_MIN there */
+		/* k - 1 for < k, which k > 0 keeps from overflowing */
 		k = k > 0 ? k + state->rank_adjust[i] : 0;
 		bound = Min(bound, k);
 	}
@@ -933,8 +933,9 @@ select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c
  * A bounded sort's rows pruned to the bound's best (the first bound rows of
  * the stable order); the last of them is the threshold that the rows read
  * next must be below.  Under a run condition's bound, select_peers's rows,
- * and the rows read next must not be above its next group's word.  The rows kept stay in the order of the sort, ahead of
- * the rows read later, so ties keep the input's order.
+ * and the rows read next must not be above its next group's word.  The
+ * rows kept stay in the order of the sort, ahead of the rows read later, so
+ * ties keep the input's order.
  */
 static void
 prune_rows(SortNodeState *state)
