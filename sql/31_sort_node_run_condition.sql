@@ -8,10 +8,11 @@
 -- functions are computed for the first row past the condition, and a
 -- RANGE frame reaches that row's peers).  Ties at the cut, NULLs first and
 -- last, DESC, composite keys, float8, strings, k of 0, 1, NULL and past the
--- row count, k from a parameter, rescans, an aggregate of the default
--- RANGE frame beside rank(), and the cases that take no bound (ntile,
--- percent_rank, a frame reaching FOLLOWING rows, PARTITION BY, dense_rank()
--- <= k, a window ordered by other keys than the sort).  Each query's rows
+-- row count, k from a parameter, rescans, parallel workers under a Gather
+-- Merge, an aggregate of the default RANGE frame beside rank(), and the
+-- cases that take no bound (ntile, percent_rank, a frame reaching FOLLOWING
+-- rows, PARTITION BY, dense_rank() <= k, a window ordered by other keys
+-- than the sort).  Each query's rows
 -- are compared with PostgreSQL's (gpusort.enable_sort off) as a set: peers
 -- come in input order from the node and in any order from Sort.
 --
@@ -184,6 +185,29 @@ SELECT rc_check('SELECT o.k, (SELECT count(*) || '' '' || sum(r) FROM (SELECT a,
 SELECT o.k, l.* FROM rc_outer o,
 	LATERAL (SELECT count(*) c, sum(r) sr FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= o.k) l
 ORDER BY 1, 2;
+
+-- Under a Gather Merge each worker keeps its own rows of rank up to k and
+-- its next peer group, whose union holds the rows the WindowAgg reads; a
+-- constant k only (the workers cannot evaluate the leader's parameters)
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT rc_plan($$SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= 100$$);
+SELECT k, rc_check(format('SELECT * FROM (SELECT a, x, rank() OVER w r, sum(x) OVER w sx FROM rc
+	WINDOW w AS (ORDER BY a NULLS FIRST)) w WHERE r <= %s', k)) AS rank_result,
+	rc_check(format('SELECT a, r FROM (SELECT a, row_number() OVER (ORDER BY a DESC) r FROM rc) w WHERE r < %s', k))
+		AS row_number_result
+FROM rc_ks ORDER BY k;
+SET plan_cache_mode = force_generic_plan;
+PREPARE rc_parallel(int8) AS SELECT count(*) FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= $1;
+SELECT rc_plan('EXECUTE rc_parallel(10)');
+DEALLOCATE rc_parallel;
+RESET plan_cache_mode;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 
 -- The first row past the condition is computed, its target list and its
 -- window functions (whose frame reaches its peers): a division by zero

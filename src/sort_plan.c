@@ -647,11 +647,15 @@ window_funcs_walker(Node *node, WindowFuncsCheck *check)
  *   cume_dist, lead or a frame reaching FOLLOWING rows need every row;
  * - k is evaluated in the node as in the WindowAgg: an integer expression
  *   without subplans (a Const or a Param, as PostgreSQL accepts only
- *   pseudo-constants there).
+ *   pseudo-constants there); a Const only with consts_only, for the
+ *   workers under a Gather Merge, which cannot evaluate the leader's
+ *   parameters.  Each worker then keeps its own rows of rank at most c and
+ *   its next peer group: their union holds the rows of rank at most c of
+ *   all and the next peer group of all, in the Gather Merge's order.
  * dense_rank() <= k bounds no count of rows: that condition gives no bound.
  */
 static bool
-rank_bound(WindowAgg *wagg, List *private, List **exprs, List **adjust)
+rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List **adjust)
 {
 	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
 	List	   *collations = (List *) list_nth(private, PRIV_COLLATIONS);
@@ -691,7 +695,7 @@ rank_bound(WindowAgg *wagg, List *private, List **exprs, List **adjust)
 			(wfunc->winfnoid != F_ROW_NUMBER && wfunc->winfnoid != F_RANK_))
 			continue;
 		if ((exprType(k) != INT2OID && exprType(k) != INT4OID && exprType(k) != INT8OID) ||
-			contain_subplans(k) || contain_volatile_functions(k))
+			contain_subplans(k) || contain_volatile_functions(k) || (consts_only && !IsA(k, Const)))
 			continue;
 		strategy = get_op_opfamily_strategy(op->opno, INTEGER_BTREE_FAM_OID);
 		if (strategy == (wfunc_left ? BTLessEqualStrategyNumber : BTGreaterEqualStrategyNumber))
@@ -798,7 +802,7 @@ swap_sort(Sort *sort, List *private, Limit *limit, List *rank_exprs, bool parall
 	return (Plan *) cscan;
 }
 
-static Plan *swap_sorts(Plan *plan, Plan *parent, Limit *limit);
+static Plan *swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked);
 
 static List *
 swap_sorts_list(List *plans, Plan *parent)
@@ -806,7 +810,7 @@ swap_sorts_list(List *plans, Plan *parent)
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), parent, NULL);
+		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), parent, NULL, NULL);
 	return plans;
 }
 
@@ -815,12 +819,15 @@ swap_sorts_list(List *plans, Plan *parent)
  * swapped for the node.  limit is the Limit right above plan (or above the
  * Gather Merge right above it), whose count and offset bound a Sort there:
  * any expression directly above, constants only across a Gather Merge, whose
- * workers cannot evaluate the leader's parameters.
+ * workers cannot evaluate the leader's parameters.  ranked is the WindowAgg
+ * right above plan (or above the Gather Merge right above it), whose run
+ * condition may bound a Sort there (rank_bound), with the same rule.
  */
 static Plan *
-swap_sorts(Plan *plan, Plan *parent, Limit *limit)
+swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 {
 	Limit	   *bound_by = NULL;
+	WindowAgg  *ranked_by = NULL;
 
 	if (plan == NULL)
 		return NULL;
@@ -837,9 +844,13 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 	}
 	else if (IsA(plan, GatherMerge) && limit != NULL && const_bound(limit) >= 0)
 		bound_by = limit;
+	if (IsA(plan, WindowAgg))
+		ranked_by = (WindowAgg *) plan;
+	else if (IsA(plan, GatherMerge))
+		ranked_by = ranked;
 
-	plan->lefttree = swap_sorts(plan->lefttree, plan, bound_by);
-	plan->righttree = swap_sorts(plan->righttree, plan, NULL);
+	plan->lefttree = swap_sorts(plan->lefttree, plan, bound_by, ranked_by);
+	plan->righttree = swap_sorts(plan->righttree, plan, NULL, NULL);
 	switch (nodeTag(plan))
 	{
 		case T_Append:
@@ -855,7 +866,7 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 			swap_sorts_list(((BitmapOr *) plan)->bitmapplans, plan);
 			break;
 		case T_SubqueryScan:
-			((SubqueryScan *) plan)->subplan = swap_sorts(((SubqueryScan *) plan)->subplan, plan, NULL);
+			((SubqueryScan *) plan)->subplan = swap_sorts(((SubqueryScan *) plan)->subplan, plan, NULL, NULL);
 			break;
 		case T_CustomScan:
 			swap_sorts_list(((CustomScan *) plan)->custom_plans, plan);
@@ -875,8 +886,8 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 		if (limit != NULL)
 			cscan->custom_exprs = list_make2(copyObject(limit->limitCount),
 											 copyObject(limit->limitOffset));
-		else if (parent != NULL && IsA(parent, WindowAgg) && parent->lefttree == plan &&
-				 rank_bound((WindowAgg *) parent, cscan->custom_private, &rank_exprs, &adjust))
+		else if (ranked != NULL &&
+				 rank_bound(ranked, cscan->custom_private, !IsA(parent, WindowAgg), &rank_exprs, &adjust))
 		{
 			cscan->custom_exprs = rank_exprs;
 			cscan->custom_private = with_rank_bound(cscan->custom_private, adjust);
@@ -894,8 +905,8 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 
 		if ((private = sort_plan_keys(sort)) == NIL)
 			return plan;
-		if (limit == NULL && parent != NULL && IsA(parent, WindowAgg) && parent->lefttree == plan &&
-			rank_bound((WindowAgg *) parent, private, &rank_exprs, &adjust))
+		if (limit == NULL && ranked != NULL &&
+			rank_bound(ranked, private, !IsA(parent, WindowAgg), &rank_exprs, &adjust))
 			bound = const_rank_bound(rank_exprs, adjust);
 		if (!worth_swapping(sort, private, bound, limit != NULL))
 			return plan;
@@ -925,9 +936,9 @@ sort_node_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	if (!gpusort_enable_sort)
 		return stmt;
-	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL);
+	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL, NULL);
 	foreach(lc, stmt->subplans)
-		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL);
+		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL, NULL);
 	return stmt;
 }
 
