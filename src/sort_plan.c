@@ -759,8 +759,9 @@ const_rank_bound(List *exprs, List *adjust)
  * entries name the child's columns as OUTER_VAR), and its target list hands
  * them on unchanged.  limit, when not NULL, is the Limit whose count and
  * offset bound it; else rank_exprs, when not NIL, are the bounds of the
- * WindowAgg's run condition above it (private's PRIV_RANK_BOUND says how).  parallel_aware under a Gather Merge, for the workers'
- * figures (make_sort_path says why).
+ * WindowAgg's run condition above it (private's PRIV_RANK_BOUND says how).
+ * parallel_aware under a Gather Merge, for the workers' figures
+ * (make_sort_path says why).
  */
 static Plan *
 swap_sort(Sort *sort, List *private, Limit *limit, List *rank_exprs, bool parallel_aware)
