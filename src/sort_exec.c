@@ -104,6 +104,10 @@ typedef struct SortNodeFigures
 	int			key_bits;
 	int64		rows;			/* read from the input */
 	int64		bound;			/* the rows kept under a LIMIT, or -1 */
+	bool		bound_peers;	/* a run condition's: bound is a rank, the
+								 * rows of rank up to it and the next peer
+								 * group are kept */
+	int64		kept;			/* the rows kept, to return */
 	int64		memory;			/* bytes */
 	TuplesortInstrumentation tuplesort_stats;
 	double		extract_ms;
@@ -172,9 +176,19 @@ typedef struct SortNodeState
 	 * bound's best whenever prune_at are held, and after the first pruning a
 	 * row whose word is not below the bound's last (threshold) is passed
 	 * over as it is read.
+	 *
+	 * Under a WindowAgg's run condition (bound_peers, sort_node.h's
+	 * PRIV_RANK_BOUND): the rows of rank up to bound and the peer group after
+	 * them are kept; a pruning keeps those, and the threshold is the word of
+	 * that next group, which the rows read next must not be above.
 	 */
 	ExprState  *count_expr;
 	ExprState  *offset_expr;
+	int			nrank;			/* the run condition's bounds */
+	ExprState **rank_exprs;
+	Oid		   *rank_types;
+	int		   *rank_adjust;
+	bool		bound_peers;
 	int64		bound;
 	bool		pruning;
 	PackLayout	prune_layout;
@@ -311,13 +325,66 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 												   ALLOCSET_DEFAULT_SIZES);
 
 	state->bound = -1;
-	if (((CustomScan *) node->ss.ps.plan)->custom_exprs != NIL)
+	if (list_length(((CustomScan *) node->ss.ps.plan)->custom_private) > PRIV_RANK_BOUND)
+	{
+		List	   *exprs = ((CustomScan *) node->ss.ps.plan)->custom_exprs;
+		List	   *adjust = (List *) list_nth(((CustomScan *) node->ss.ps.plan)->custom_private,
+											   PRIV_RANK_BOUND);
+		int			i = 0;
+		ListCell   *lc;
+
+		state->nrank = list_length(exprs);
+		state->rank_exprs = palloc(sizeof(ExprState *) * state->nrank);
+		state->rank_types = palloc(sizeof(Oid) * state->nrank);
+		state->rank_adjust = palloc(sizeof(int) * state->nrank);
+		foreach(lc, exprs)
+		{
+			state->rank_exprs[i] = ExecInitExpr((Expr *) lfirst(lc), &node->ss.ps);
+			state->rank_types[i] = exprType((Node *) lfirst(lc));
+			state->rank_adjust[i] = list_nth_int(adjust, i);
+			i++;
+		}
+		state->bound_peers = true;
+	}
+	else if (((CustomScan *) node->ss.ps.plan)->custom_exprs != NIL)
 	{
 		List	   *exprs = ((CustomScan *) node->ss.ps.plan)->custom_exprs;
 
 		state->count_expr = ExecInitExpr((Expr *) linitial(exprs), &node->ss.ps);
 		state->offset_expr = ExecInitExpr((Expr *) lsecond(exprs), &node->ss.ps);
 	}
+}
+
+/*
+ * The run condition's rank bound: the least k (plus its adjustment) of its
+ * conditions, at least 0.  A NULL k makes the condition false at the first
+ * row, as a k below 1 does: the WindowAgg reads that row's peer group only.
+ */
+static int64
+current_rank_bound(SortNodeState *state)
+{
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	int64		bound = PG_INT64_MAX;
+
+	for (int i = 0; i < state->nrank; i++)
+	{
+		bool		isnull;
+		Datum		value = ExecEvalExprSwitchContext(state->rank_exprs[i], econtext, &isnull);
+		int64		k;
+
+		if (isnull)
+			k = 0;
+		else if (state->rank_types[i] == INT2OID)
+			k = DatumGetInt16(value);
+		else if (state->rank_types[i] == INT4OID)
+			k = DatumGetInt32(value);
+		else
+			k = DatumGetInt64(value);
+		/* k - 1 for < k, which k > 0 keeps from overflowing */
+		k = k > 0 ? k + state->rank_adjust[i] : 0;
+		bound = Min(bound, k);
+	}
+	return bound;
 }
 
 /*
@@ -334,6 +401,8 @@ current_bound(SortNodeState *state)
 	int64		offset = 0;
 	int64		bound;
 
+	if (state->bound_peers)
+		return current_rank_bound(state);
 	if (state->count_expr == NULL)
 		return -1;
 	value = ExecEvalExprSwitchContext(state->count_expr, econtext, &isnull);
@@ -388,6 +457,8 @@ static uint8 *alloc_null_flags(SortNodeState *state);
 static inline uint128 packed_key(SortNodeState *state, const PackLayout *layout, int64 i);
 static void argsort_words(SortNodeState *state, const void *words, int64 n, int bits,
 						  uint32 *perm, int64 limit);
+static int64 select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c,
+						  uint32 *perm, uint64 *threshold, bool *have_next);
 
 /* Drops what a sort holds, for a rescan or the end. */
 static void
@@ -510,8 +581,9 @@ begin_tuplesort(SortNodeState *state)
 	ts = tuplesort_begin_heap(desc, state->nkeys, columns, operators, collations,
 							  nulls_first, work_mem, NULL,
 							  (state->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE) |
-							  (state->bound >= 0 ? TUPLESORT_ALLOWBOUNDED : 0));
-	if (state->bound >= 0)
+							  (state->bound >= 0 && !state->bound_peers ? TUPLESORT_ALLOWBOUNDED : 0));
+	/* a run condition's bound keeps peers, which tuplesort's does not: every row */
+	if (state->bound >= 0 && !state->bound_peers)
 		tuplesort_set_bound(ts, state->bound);
 	return ts;
 }
@@ -793,10 +865,77 @@ keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
 }
 
 /*
+ * Under a run condition's bound c < n: the rows of rank at most c (the
+ * first c rows of the stable order and their peers) and the peer group
+ * after them, in order, into perm (room for n); returns how many.  words
+ * are the n rows' exact words of bits (32 or 64, the sign bit flipped as
+ * argsort_words takes them): equal words, equal keys.  The first c come
+ * from argsort_words's select; the two peer groups are the rows whose words
+ * equal the c-th's and the least word above it, in input order.
+ * *threshold: that least word (unflipped), when there is one (*have_next).
+ */
+static int64
+select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c,
+			 uint32 *perm, uint64 *threshold, bool *have_next)
+{
+#define PEER_WORD(i) (bits <= 32 ? \
+	(uint64) (((const uint32 *) words)[i] ^ UINT32_C(0x80000000)) : \
+	((const uint64 *) words)[i] ^ UINT64_C(0x8000000000000000))
+	uint64		last = 0;
+	uint64		next = 0;
+	bool		have_last = (c > 0);
+	int64		prefix = 0;
+	int64		nlast = 0;
+	int64		at_last;
+	int64		at_next;
+
+	Assert(c < n);
+	*have_next = false;
+	if (have_last)
+	{
+		argsort_words(state, words, n, bits <= 32 ? 32 : 64, perm, c);
+		last = PEER_WORD(perm[c - 1]);
+		while (prefix < c && PEER_WORD(perm[prefix]) < last)
+			prefix++;
+	}
+	for (int64 i = 0; i < n; i++)
+	{
+		uint64		w = PEER_WORD(i);
+
+		if (have_last && w == last)
+			nlast++;
+		else if ((!have_last || w > last) && (!*have_next || w < next))
+		{
+			next = w;
+			*have_next = true;
+		}
+		if ((i & 0xFFFFF) == 0xFFFFF)
+			CHECK_FOR_INTERRUPTS();
+	}
+	/* after the rows below the c-th's word, its peers, then the next group's */
+	at_last = prefix;
+	at_next = prefix + nlast;
+	for (int64 i = 0; i < n; i++)
+	{
+		uint64		w = PEER_WORD(i);
+
+		if (have_last && w == last)
+			perm[at_last++] = (uint32) i;
+		else if (*have_next && w == next)
+			perm[at_next++] = (uint32) i;
+	}
+	*threshold = next;
+	return at_next;
+#undef PEER_WORD
+}
+
+/*
  * A bounded sort's rows pruned to the bound's best (the first bound rows of
  * the stable order); the last of them is the threshold that the rows read
- * next must be below.  The rows kept stay in the order of the sort, ahead of
- * the rows read later, so ties keep the input's order.
+ * next must be below.  Under a run condition's bound, select_peers's rows,
+ * and the rows read next must not be above its next group's word.  The
+ * rows kept stay in the order of the sort, ahead of the rows read later, so
+ * ties keep the input's order.
  */
 static void
 prune_rows(SortNodeState *state)
@@ -809,6 +948,21 @@ prune_rows(SortNodeState *state)
 
 	for (int64 i = 0; i < n; i++)
 		words[i] = (uint64) packed_key(state, &state->prune_layout, i) ^ UINT64_C(0x8000000000000000);
+	if (state->bound_peers)
+	{
+		int64		kept = select_peers(state, words, 64, n, k, perm,
+										&state->threshold, &state->have_threshold);
+
+		keep_rows(state, perm, kept);
+		/* many peers: the next pruning when as many more are held */
+		if (kept > state->prune_at / 2)
+			state->prune_at = kept > PG_INT64_MAX / 2 ? PG_INT64_MAX : kept * 2;
+		pfree(words);
+		pfree(perm);
+		MemoryContextSwitchTo(old);
+		CHECK_FOR_INTERRUPTS();
+		return;
+	}
 	argsort_words(state, words, n, 64, perm, k);
 	keep_rows(state, perm, k);
 	state->threshold = (uint64) packed_key(state, &state->prune_layout, k - 1);
@@ -929,7 +1083,9 @@ read_input(SortNodeState *state)
 		}
 		state->rows_in++;
 		if (state->have_threshold &&
-			(uint64) packed_key(state, &state->prune_layout, state->ntuples) >= state->threshold)
+			(state->bound_peers ?
+			 (uint64) packed_key(state, &state->prune_layout, state->ntuples) > state->threshold :
+			 (uint64) packed_key(state, &state->prune_layout, state->ntuples) >= state->threshold))
 		{
 			/* not among the bound's best: passed over */
 		}
@@ -1941,6 +2097,71 @@ pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
 }
 
 /*
+ * Under a run condition's bound c < n, after the sort by the words: where
+ * the tie pass must have ordered the rows for the peer group of row c (its
+ * c-th, or the first for c = 0) and the group after it to be found.  Peers
+ * have equal words; the run of equal words that holds row c may hold the
+ * next group too, else it begins the next run.  order_ties orders the runs
+ * beginning before what this returns.
+ */
+static int64
+peer_runs_end(SortNodeState *state, const PackedWords *words, int64 c)
+{
+	int64		n = state->ntuples;
+	int64		end = c;
+
+	if (c == 0)
+		return 1;
+	while (end < n && same_word(words, state->perm[c - 1], state->perm[end]))
+		end++;
+	return Min(end + 1, n);
+}
+
+/* Whether the sorted rows a and b (input positions) are equal on every key, by the comparators. */
+static bool
+rows_equal(SortNodeState *state, uint32 a, uint32 b, Datum *values, bool *isnull)
+{
+	int			nkeys = state->nkeys;
+	bool		equal = true;
+
+	fetch_keys(state, a, 0, values, isnull);
+	fetch_keys(state, b, 0, values + nkeys, isnull + nkeys);
+	for (int k = 0; k < nkeys && equal; k++)
+		equal = ApplySortComparator(values[k], isnull[k], values[nkeys + k], isnull[nkeys + k],
+									&state->keys[k].full) == 0;
+	return equal;
+}
+
+/*
+ * Under a run condition's bound c < n, the sorted rows in order: how many
+ * the node keeps, the rows up to the c-th's peers and the next peer group,
+ * peers by PostgreSQL's comparators.
+ */
+static int64
+peers_end(SortNodeState *state, int64 c)
+{
+	int64		n = state->ntuples;
+	Datum	   *values = palloc(sizeof(Datum) * state->nkeys * 2);
+	bool	   *isnull = palloc(sizeof(bool) * state->nkeys * 2);
+	int64		end = c;
+
+	if (c > 0)
+		while (end < n && rows_equal(state, state->perm[c - 1], state->perm[end], values, isnull))
+			end++;
+	if (end < n)
+	{
+		int64		first = end++;
+
+		while (end < n && rows_equal(state, state->perm[first], state->perm[end], values, isnull))
+			end++;
+	}
+	ExecClearTuple(state->sorted_slot);
+	pfree(values);
+	pfree(isnull);
+	return end;
+}
+
+/*
  * Packs each row's keys into one word, first key highest, and argsorts the
  * words.  The library orders signed integers: flipping the top bit makes
  * their order the words' unsigned order.  Where the words are a prefix of
@@ -1955,6 +2176,9 @@ sort_in_memory(SortNodeState *state)
 	int			bits;
 	int			first_inexact = pack_layout(state, &layout, &bits);
 	bool		ties = (first_inexact < state->nkeys);
+	/* a run condition's bound below n: the rows up to the peer group past it */
+	bool		peers = (state->bound_peers && out < n);
+	int64		rank = out;
 	int			refine_from = -1;
 	PackedWords packed;
 	void	   *spare;
@@ -2001,11 +2225,26 @@ sort_in_memory(SortNodeState *state)
 		}
 		for (int k = 1; k < state->nvalued; k++)
 			pfree(state->values[k]);
-		/* with ties to order, the whole sort first: a run may cross the bound */
-		argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm, out < n && !ties ? out : 0);
 		packed.words = words;
-		if (ties)
-			order_ties(state, &packed, first_inexact, state->check_order ? n : out, refine_from);
+		if (peers && !ties)
+		{
+			uint64		threshold;
+			bool		have_next;
+
+			/* exact words: the peers are the rows of equal words */
+			out = select_peers(state, words, bits, n, rank, state->perm, &threshold, &have_next);
+			peers = false;
+		}
+		else
+		{
+			/* with ties to order, the whole sort first: a run may cross the bound */
+			argsort_words(state, words, n, bits <= 32 ? 32 : 64, state->perm,
+						  out < n && !ties && !peers ? out : 0);
+			if (ties)
+				order_ties(state, &packed, first_inexact,
+						   state->check_order ? n : peers ? peer_runs_end(state, &packed, rank) : out,
+						   refine_from);
+		}
 	}
 	else
 	{
@@ -2034,7 +2273,9 @@ sort_in_memory(SortNodeState *state)
 		{
 			packed.low = low;
 			packed.high = high;
-			order_ties(state, &packed, first_inexact, state->check_order ? n : out, refine_from);
+			order_ties(state, &packed, first_inexact,
+					   state->check_order ? n : peers ? peer_runs_end(state, &packed, rank) : out,
+					   refine_from);
 			pfree(second);
 		}
 		pfree(high);
@@ -2042,6 +2283,8 @@ sort_in_memory(SortNodeState *state)
 	}
 	if (state->check_order && !rows_in_order(state))
 		order_all_rows(state);
+	if (peers)
+		out = peers_end(state, rank);
 
 	/* the first key's buffer, free now, takes the first permuted array */
 	spare = state->values[0];
@@ -2289,7 +2532,7 @@ rescan_sort(CustomScanState *node)
 	 * scan to the next (nextval(), random()) even without a parameter.
 	 */
 	if (child->chgParam != NULL || !state->random_access ||
-		(state->count_expr != NULL && current_bound(state) != state->bound))
+		((state->count_expr != NULL || state->bound_peers) && current_bound(state) != state->bound))
 	{
 		reset_sort(state);
 		if (child->chgParam == NULL)
@@ -2364,6 +2607,8 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	f->key_bits = state->key_bits;
 	f->rows = state->rows_in;
 	f->bound = state->bound;
+	f->bound_peers = state->bound_peers;
+	f->kept = state->ntuples;
 	f->memory = state->mem_used;
 	f->extract_ms = state->extract_ms;
 	f->sort_ms = state->sort_ms;
@@ -2486,8 +2731,17 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 	else
 	{
 		ExplainPropertyInteger("Sort Rows", NULL, f->rows, es);
-		if (f->bound >= 0)
+		if (f->bound >= 0 && f->bound_peers && es->format == EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyText("Sort Bound",
+								psprintf(INT64_FORMAT " with ties and the next peer group: " INT64_FORMAT " rows",
+										 f->bound, f->kept), es);
+		else if (f->bound >= 0)
 			ExplainPropertyInteger("Sort Bound", NULL, f->bound, es);
+		if (f->bound >= 0 && f->bound_peers && es->format != EXPLAIN_FORMAT_TEXT)
+		{
+			ExplainPropertyBool("Sort Bound Peers", true, es);
+			ExplainPropertyInteger("Sort Rows Kept", NULL, f->kept, es);
+		}
 		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
 		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
 	}
@@ -2516,7 +2770,11 @@ explain_worker_line(const SortNodeFigures *f, int n, ExplainState *es)
 		appendStringInfo(es->str, "  Sort Rows: " INT64_FORMAT "  Sort Key Bits: %d  Sort Memory: " INT64_FORMAT " kB",
 						 f->rows, f->key_bits, (f->memory + 1023) / 1024);
 	if (!f->tuplesort && f->bound >= 0)
+	{
 		appendStringInfo(es->str, "  Sort Bound: " INT64_FORMAT, f->bound);
+		if (f->bound_peers)
+			appendStringInfo(es->str, " with ties and the next peer group: " INT64_FORMAT " rows", f->kept);
+	}
 	if (es->timing)
 		appendStringInfo(es->str, "  Extract Time: %.3f ms  Sort Time: %.3f ms  Emit Time: %.3f ms",
 						 f->extract_ms, f->sort_ms, f->emit_ms);
@@ -2667,6 +2925,22 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyList("Sort Key", result, es);
 	if (es->verbose)
 		ExplainPropertyList("Sort Key Packing", key_packings(state), es);
+	if (state->bound_peers)
+	{
+		/* the run condition's bounds, as "<= 1000" or "< $1" */
+		List	   *bounds = NIL;
+		ListCell   *lc;
+		int			i = 0;
+
+		foreach(lc, cscan->custom_exprs)
+		{
+			bounds = lappend(bounds, psprintf("%s %s", state->rank_adjust[i] < 0 ? "<" : "<=",
+											  deparse_expression((Node *) lfirst(lc), context,
+																 useprefix, false)));
+			i++;
+		}
+		ExplainPropertyList("Rank Bound", bounds, es);
+	}
 
 	if (!es->analyze)
 		return;

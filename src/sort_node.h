@@ -19,12 +19,20 @@
 /*
  * The plan's keys, kept in custom_private as five lists (one entry per key):
  * the column in the node's tuples (1-based), the type, the sort operator,
- * the collation, and the flags (bit 0 DESC, bit 1 NULLS FIRST).  A sixth
- * list, when present, says how the node was placed (SORT_PLACED_*).
+ * the collation, and the flags (bit 0 DESC, bit 1 NULLS FIRST).
  *
  * custom_exprs is empty, or holds the LIMIT count and OFFSET (NULL for none)
  * of the Limit above the node: the node then keeps only the first
  * count + offset rows, as Sort's bounded sort does.
+ *
+ * Under a WindowAgg whose run condition stops it (sort_plan.c's
+ * rank_bound), a sixth list (PRIV_RANK_BOUND) holds one integer per entry
+ * of custom_exprs, each then a run condition's k (an int2, int4 or int8
+ * expression): 0 for row_number() or rank() <= k, -1 for < k.  The node
+ * keeps the rows of rank at most c, the least k plus its integer (at least
+ * 0), that is the first c rows and their peers, and the peer group after
+ * them: the WindowAgg still reads the first row past its condition, and
+ * that row's peers where its frame reaches them.
  */
 enum
 {
@@ -32,7 +40,8 @@ enum
 	PRIV_TYPES,
 	PRIV_OPERATORS,
 	PRIV_COLLATIONS,
-	PRIV_FLAGS
+	PRIV_FLAGS,
+	PRIV_RANK_BOUND
 };
 
 #define KEY_DESC			1

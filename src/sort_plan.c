@@ -19,7 +19,9 @@
  *   where its keys pack and its rows are expected to number at least
  *   gpusort.sort_node_min_rows and to fit in work_mem.  Under a Limit the
  *   node takes the Limit's count and offset and keeps only that many rows,
- *   as Sort's bounded sort does.
+ *   as Sort's bounded sort does.  Under a WindowAgg whose run condition
+ *   (row_number() or rank() <= k) ends its rows, the node keeps the rows
+ *   that the WindowAgg reads up to there (rank_bound).
  */
 #include "postgres.h"
 
@@ -28,6 +30,7 @@
 #include "access/nbtree.h"
 #include "access/parallel.h"
 #include "catalog/pg_opclass.h"
+#include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
@@ -50,6 +53,7 @@
 #include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -540,13 +544,14 @@ sort_plan_keys(Sort *sort)
 /*
  * Whether the node should take sort's place: its keys pack, and it expects
  * at least node_min_rows() rows that fit in work_mem (gpusort.sort_node_min_rows
- * at 0 takes every Sort whose keys pack, whatever its estimates).  A bounded
- * sort (bound >= 0, from a constant LIMIT) stays Sort's top-N heap under
- * SORT_NODE_MIN_BOUND; of keys that pack into 64 bits with a NULL bit each
- * it keeps about twice its bound in memory.
+ * at 0 takes every Sort whose keys pack, whatever its estimates).  A sort
+ * bounded by a constant LIMIT (bound >= 0, by_limit) stays Sort's top-N
+ * heap under SORT_NODE_MIN_BOUND; a run condition's bound has no heap to
+ * lose to, Sort sorts every row there.  Of keys that pack into 64 bits with
+ * a NULL bit each a bounded sort keeps about twice its bound in memory.
  */
 static bool
-worth_swapping(Sort *sort, List *private, double bound)
+worth_swapping(Sort *sort, List *private, double bound, bool by_limit)
 {
 	double		rows = sort->plan.plan_rows;
 	bool		exact;
@@ -555,7 +560,7 @@ worth_swapping(Sort *sort, List *private, double bound)
 
 	if (gpusort_sort_node_min_rows == 0)
 		return true;
-	if (rows < node_min_rows() || (bound >= 0 && bound < SORT_NODE_MIN_BOUND))
+	if (rows < node_min_rows() || (by_limit && bound >= 0 && bound < SORT_NODE_MIN_BOUND))
 		return false;
 	foreach(lc, outerPlan(sort)->targetlist)
 		exprs = lappend(exprs, ((TargetEntry *) lfirst(lc))->expr);
@@ -586,15 +591,180 @@ const_bound(Limit *limit)
 }
 
 /*
+ * Whether a window function of a WindowAgg whose rows end at its run
+ * condition is computed from the rows up to the current one and its peers
+ * only: row_number, rank and dense_rank (which look back at most to the
+ * previous row, whatever the frame), and an aggregate whose frame ends at
+ * the current row (its peers included) or before it.
+ */
+static bool
+looks_back_only(WindowFunc *wfunc, int frame_options)
+{
+	if (wfunc->winfnoid == F_ROW_NUMBER || wfunc->winfnoid == F_RANK_ ||
+		wfunc->winfnoid == F_DENSE_RANK_)
+		return true;
+	return wfunc->winagg &&
+		(frame_options & (FRAMEOPTION_END_UNBOUNDED_FOLLOWING | FRAMEOPTION_END_OFFSET_FOLLOWING)) == 0;
+}
+
+typedef struct WindowFuncsCheck
+{
+	int			frame_options;
+	bool		ok;
+} WindowFuncsCheck;
+
+static bool
+window_funcs_walker(Node *node, WindowFuncsCheck *check)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, WindowFunc))
+	{
+		if (!looks_back_only((WindowFunc *) node, check->frame_options))
+			check->ok = false;
+		/* its arguments may hold no window function of this WindowAgg */
+		return !check->ok;
+	}
+	return expression_tree_walker(node, window_funcs_walker, (void *) check);
+}
+
+/*
+ * The bounds of a WindowAgg's run condition over the node's keys (private),
+ * as PRIV_RANK_BOUND has them: each k of row_number() or rank() <= k or < k
+ * (k >= rank() and k > rank() alike) into *exprs, and 0 or -1 into
+ * *adjust.  False for none.
+ *
+ * Once its run condition is false the WindowAgg returns no more rows where
+ * it is the top one and has no PARTITION BY (nodeWindowAgg.c's
+ * WINDOWAGG_DONE); the rows it reads until then are the first c of rank
+ * at most c, then the first row past the condition, whose target list and
+ * window functions it still computes, and that row's peers where a frame
+ * reaches them.  The node keeps those rows (sort_exec.c) when:
+ * - the WindowAgg's peers are the node's: its ordering columns are the
+ *   node's keys, with their collations;
+ * - every window function of the WindowAgg is computed from the rows up to
+ *   the current row's peers (looks_back_only): ntile, percent_rank,
+ *   cume_dist, lead or a frame reaching FOLLOWING rows need every row;
+ * - k is evaluated in the node as in the WindowAgg: an integer expression
+ *   without subplans (a Const or a Param, as PostgreSQL accepts only
+ *   pseudo-constants there); a Const only with consts_only, for the
+ *   workers under a Gather Merge, which cannot evaluate the leader's
+ *   parameters.  Each worker then keeps its own rows of rank at most c and
+ *   its next peer group: their union holds the rows of rank at most c of
+ *   all and the next peer group of all, in the Gather Merge's order.
+ * dense_rank() <= k bounds no count of rows: that condition gives no bound.
+ */
+static bool
+rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List **adjust)
+{
+	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
+	List	   *collations = (List *) list_nth(private, PRIV_COLLATIONS);
+	WindowFuncsCheck check;
+	ListCell   *lc;
+
+	*exprs = NIL;
+	*adjust = NIL;
+	if (!wagg->topWindow || wagg->partNumCols != 0 || wagg->runConditionOrig == NIL ||
+		wagg->ordNumCols != list_length(columns))
+		return false;
+	for (int i = 0; i < wagg->ordNumCols; i++)
+		if (wagg->ordColIdx[i] != list_nth_int(columns, i) ||
+			wagg->ordCollations[i] != list_nth_oid(collations, i))
+			return false;
+	check.frame_options = wagg->frameOptions;
+	check.ok = true;
+	window_funcs_walker((Node *) wagg->plan.targetlist, &check);
+	window_funcs_walker((Node *) wagg->plan.qual, &check);
+	if (!check.ok)
+		return false;
+
+	foreach(lc, wagg->runConditionOrig)
+	{
+		OpExpr	   *op = (OpExpr *) lfirst(lc);
+		WindowFunc *wfunc;
+		Node	   *k;
+		bool		wfunc_left;
+		int			strategy;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+			continue;
+		wfunc_left = IsA(linitial(op->args), WindowFunc);
+		wfunc = (WindowFunc *) (wfunc_left ? linitial(op->args) : lsecond(op->args));
+		k = (Node *) (wfunc_left ? lsecond(op->args) : linitial(op->args));
+		if (!IsA(wfunc, WindowFunc) || wfunc->winref != wagg->winref ||
+			(wfunc->winfnoid != F_ROW_NUMBER && wfunc->winfnoid != F_RANK_))
+			continue;
+		if ((exprType(k) != INT2OID && exprType(k) != INT4OID && exprType(k) != INT8OID) ||
+			contain_subplans(k) || contain_volatile_functions(k) || (consts_only && !IsA(k, Const)))
+			continue;
+		strategy = get_op_opfamily_strategy(op->opno, INTEGER_BTREE_FAM_OID);
+		if (strategy == (wfunc_left ? BTLessEqualStrategyNumber : BTGreaterEqualStrategyNumber))
+			*adjust = lappend_int(*adjust, 0);
+		else if (strategy == (wfunc_left ? BTLessStrategyNumber : BTGreaterStrategyNumber))
+			*adjust = lappend_int(*adjust, -1);
+		else
+			continue;
+		*exprs = lappend(*exprs, copyObject(k));
+	}
+	return *exprs != NIL;
+}
+
+/* private with the run condition's bounds (rank_bound) as its sixth list */
+static List *
+with_rank_bound(List *private, List *adjust)
+{
+	List	   *result = list_copy(private);
+
+	Assert(list_length(private) == PRIV_RANK_BOUND);
+	return lappend(result, adjust);
+}
+
+/*
+ * The rows a run condition's bounds keep, for the estimates: the least of
+ * the constant ones, one peer group past it counted as a row; -1 where none
+ * is constant.
+ */
+static double
+const_rank_bound(List *exprs, List *adjust)
+{
+	double		bound = -1;
+	ListCell   *le;
+	ListCell   *la;
+
+	forboth(le, exprs, la, adjust)
+	{
+		Const	   *k = (Const *) lfirst(le);
+		double		c;
+
+		if (!IsA(k, Const))
+			continue;
+		if (k->constisnull)
+			c = 0;
+		else if (k->consttype == INT2OID)
+			c = DatumGetInt16(k->constvalue);
+		else if (k->consttype == INT4OID)
+			c = DatumGetInt32(k->constvalue);
+		else
+			c = (double) DatumGetInt64(k->constvalue);
+		c = Max(c + lfirst_int(la), 0) + 1;
+		if (bound < 0 || c < bound)
+			bound = c;
+	}
+	return bound;
+}
+
+/*
  * The node in sort's place: the same input, estimates and plan node id; its
  * scan tuples are sort's (custom_scan_tlist is sort's target list, whose
  * entries name the child's columns as OUTER_VAR), and its target list hands
  * them on unchanged.  limit, when not NULL, is the Limit whose count and
- * offset bound it.  parallel_aware under a Gather Merge, for the workers'
- * figures (make_sort_path says why).
+ * offset bound it; else rank_exprs, when not NIL, are the bounds of the
+ * WindowAgg's run condition above it (private's PRIV_RANK_BOUND says how).
+ * parallel_aware under a Gather Merge, for the workers' figures
+ * (make_sort_path says why).
  */
 static Plan *
-swap_sort(Sort *sort, List *private, Limit *limit, bool parallel_aware)
+swap_sort(Sort *sort, List *private, Limit *limit, List *rank_exprs, bool parallel_aware)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *tlist = NIL;
@@ -622,7 +792,7 @@ swap_sort(Sort *sort, List *private, Limit *limit, bool parallel_aware)
 	cscan->scan.scanrelid = 0;
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
 	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
+	cscan->custom_exprs = rank_exprs;
 	if (limit != NULL)
 		cscan->custom_exprs = list_make2(copyObject(limit->limitCount),
 										 copyObject(limit->limitOffset));
@@ -633,7 +803,7 @@ swap_sort(Sort *sort, List *private, Limit *limit, bool parallel_aware)
 	return (Plan *) cscan;
 }
 
-static Plan *swap_sorts(Plan *plan, Plan *parent, Limit *limit);
+static Plan *swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked);
 
 static List *
 swap_sorts_list(List *plans, Plan *parent)
@@ -641,7 +811,7 @@ swap_sorts_list(List *plans, Plan *parent)
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), parent, NULL);
+		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), parent, NULL, NULL);
 	return plans;
 }
 
@@ -650,12 +820,15 @@ swap_sorts_list(List *plans, Plan *parent)
  * swapped for the node.  limit is the Limit right above plan (or above the
  * Gather Merge right above it), whose count and offset bound a Sort there:
  * any expression directly above, constants only across a Gather Merge, whose
- * workers cannot evaluate the leader's parameters.
+ * workers cannot evaluate the leader's parameters.  ranked is the WindowAgg
+ * right above plan (or above the Gather Merge right above it), whose run
+ * condition may bound a Sort there (rank_bound), with the same rule.
  */
 static Plan *
-swap_sorts(Plan *plan, Plan *parent, Limit *limit)
+swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 {
 	Limit	   *bound_by = NULL;
+	WindowAgg  *ranked_by = NULL;
 
 	if (plan == NULL)
 		return NULL;
@@ -672,9 +845,13 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 	}
 	else if (IsA(plan, GatherMerge) && limit != NULL && const_bound(limit) >= 0)
 		bound_by = limit;
+	if (IsA(plan, WindowAgg))
+		ranked_by = (WindowAgg *) plan;
+	else if (IsA(plan, GatherMerge))
+		ranked_by = ranked;
 
-	plan->lefttree = swap_sorts(plan->lefttree, plan, bound_by);
-	plan->righttree = swap_sorts(plan->righttree, plan, NULL);
+	plan->lefttree = swap_sorts(plan->lefttree, plan, bound_by, ranked_by);
+	plan->righttree = swap_sorts(plan->righttree, plan, NULL, NULL);
 	switch (nodeTag(plan))
 	{
 		case T_Append:
@@ -690,7 +867,7 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 			swap_sorts_list(((BitmapOr *) plan)->bitmapplans, plan);
 			break;
 		case T_SubqueryScan:
-			((SubqueryScan *) plan)->subplan = swap_sorts(((SubqueryScan *) plan)->subplan, plan, NULL);
+			((SubqueryScan *) plan)->subplan = swap_sorts(((SubqueryScan *) plan)->subplan, plan, NULL, NULL);
 			break;
 		case T_CustomScan:
 			swap_sorts_list(((CustomScan *) plan)->custom_plans, plan);
@@ -699,12 +876,23 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 			break;
 	}
 
-	/* the node the ORDER BY path put there, under a Limit it did not see */
+	/* the node the ORDER BY path put there, under a Limit or a WindowAgg it did not see */
 	if (IsA(plan, CustomScan) && ((CustomScan *) plan)->methods == &gpusort_sort_scan_methods &&
-		limit != NULL && ((CustomScan *) plan)->custom_exprs == NIL)
+		((CustomScan *) plan)->custom_exprs == NIL)
 	{
-		((CustomScan *) plan)->custom_exprs = list_make2(copyObject(limit->limitCount),
-														 copyObject(limit->limitOffset));
+		CustomScan *cscan = (CustomScan *) plan;
+		List	   *rank_exprs;
+		List	   *adjust;
+
+		if (limit != NULL)
+			cscan->custom_exprs = list_make2(copyObject(limit->limitCount),
+											 copyObject(limit->limitOffset));
+		else if (ranked != NULL &&
+				 rank_bound(ranked, cscan->custom_private, !IsA(parent, WindowAgg), &rank_exprs, &adjust))
+		{
+			cscan->custom_exprs = rank_exprs;
+			cscan->custom_private = with_rank_bound(cscan->custom_private, adjust);
+		}
 		return plan;
 	}
 
@@ -713,10 +901,19 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit)
 		Sort	   *sort = (Sort *) plan;
 		double		bound = limit ? const_bound(limit) : -1;
 		List	   *private;
+		List	   *rank_exprs = NIL;
+		List	   *adjust = NIL;
 
-		if ((private = sort_plan_keys(sort)) == NIL || !worth_swapping(sort, private, bound))
+		if ((private = sort_plan_keys(sort)) == NIL)
 			return plan;
-		return swap_sort(sort, private, limit,
+		if (limit == NULL && ranked != NULL &&
+			rank_bound(ranked, private, !IsA(parent, WindowAgg), &rank_exprs, &adjust))
+			bound = const_rank_bound(rank_exprs, adjust);
+		if (!worth_swapping(sort, private, bound, limit != NULL))
+			return plan;
+		if (rank_exprs != NIL)
+			private = with_rank_bound(private, adjust);
+		return swap_sort(sort, private, limit, rank_exprs,
 						 parent != NULL && IsA(parent, GatherMerge));
 	}
 	return plan;
@@ -740,9 +937,9 @@ sort_node_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	if (!gpusort_enable_sort)
 		return stmt;
-	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL);
+	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL, NULL);
 	foreach(lc, stmt->subplans)
-		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL);
+		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL, NULL);
 	return stmt;
 }
 

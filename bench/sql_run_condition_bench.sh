@@ -1,0 +1,132 @@
+#!/bin/bash
+# bench/sql_run_condition_bench.sh: gpusort's sort node under a WindowAgg
+# whose run condition ends its rows (row_number() or rank() <= k, no
+# PARTITION BY), against PostgreSQL's Sort (gpusort.enable_sort off) in the
+# same session, in one throwaway cluster.  The node then keeps the rows of
+# rank at most k and the peer group after them (EXPLAIN: Rank Bound), where
+# Sort sorts every row.  A table w of ROWS rows: f float8 uniform in [0, 1),
+# x int4.  The queries (each returns one row, so the client's transfer is
+# nothing):
+#   rank() OVER (ORDER BY f) <= K
+#   row_number() OVER (ORDER BY f) <= K
+#   rank() OVER (ORDER BY f DESC) <= K, with sum(x) over the same window
+#   rank() OVER (ORDER BY f) <= $1 (a generic plan's parameter)
+# Each variant runs once under EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) (the
+# warm-up; the plan tells whether the node ran with the bound, and on which
+# device), then RUNS times, node off and on interleaved, timed by
+# clock_timestamp deltas in one plpgsql function that keeps each run's
+# answer; every answer must be equal.  Prints a markdown table: query, node
+# in the plan, bound in the plan, sort device, ms off, ms on (medians), ratio,
+# same answer.
+#
+#   bash bench/sql_run_condition_bench.sh [--rows 10000000] [--k 1000] [--runs 3]
+#        [--work-mem 4GB] [--device auto] [--no-build] [--out FILE] [make args]
+# GS_PREBUILT=1 installs prebuilt files (scripts/lib.sh).
+set -euo pipefail
+source "$(dirname "$0")/../scripts/lib.sh"
+cd "$GS_ROOT"
+
+rows=10000000
+k=1000
+runs=3
+work_mem=4GB
+device=auto
+build=1
+out=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rows) rows=$2; shift ;;
+	--k) k=$2; shift ;;
+	--runs) runs=$2; shift ;;
+	--work-mem) work_mem=$2; shift ;;
+	--device) device=$2; shift ;;
+	--no-build) build=0 ;;
+	--out) out=$2; shift ;;
+	*) break ;;
+	esac
+	shift
+done
+
+gs_ensure_postgres
+[ "$build" = 0 ] || gs_build_install "$@"
+gs_start_cluster -c max_parallel_workers_per_gather=0 -c work_mem="$work_mem" -c jit=off \
+	-c gpusort.device="$device"
+
+gs_log "loading $rows rows"
+psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" <<'SQL'
+CREATE EXTENSION gpusort;
+SELECT setseed(0.31) \gset
+CREATE UNLOGGED TABLE w AS
+SELECT random() AS f, (random() * 1000)::int4 AS x FROM generate_series(1, :rows);
+VACUUM ANALYZE w;
+
+CREATE FUNCTION ms(q text, OUT ms float8, OUT answer text) LANGUAGE plpgsql AS $$
+DECLARE
+	t timestamptz := clock_timestamp();
+BEGIN
+	EXECUTE q INTO answer;
+	ms := extract(epoch FROM clock_timestamp() - t) * 1000;
+END $$;
+CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+	p text := '';
+BEGIN
+	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' || q LOOP
+		p := p || l || E'\n';
+	END LOOP;
+	RETURN p;
+END $$;
+SQL
+
+# name|query|settings (the query returns one text: count and sums of the kept rows;
+# VARIANT in it is on or off, for prepared statements planned under each)
+queries=(
+	"rank() OVER (ORDER BY f) <= $k|SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, rank() OVER (ORDER BY f) r FROM w) s WHERE r <= $k|"
+	"row_number() OVER (ORDER BY f) <= $k|SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, row_number() OVER (ORDER BY f) r FROM w) s WHERE r <= $k|"
+	"rank() OVER (ORDER BY f DESC) <= $k, sum(x) OVER it|SELECT concat_ws(' ', count(*), sum(r), sum(sx)) FROM (SELECT f, rank() OVER v r, sum(x) OVER v sx FROM w WINDOW v AS (ORDER BY f DESC)) s WHERE r <= $k|"
+	"rank() OVER (ORDER BY f) <= \$1 (generic plan)|EXECUTE p_VARIANT($k)|SET plan_cache_mode = force_generic_plan; SET gpusort.enable_sort = off; PREPARE p_off(int8) AS SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, rank() OVER (ORDER BY f) r FROM w) s WHERE r <= \$1; EXECUTE p_off($k); SET gpusort.enable_sort = on; PREPARE p_on(int8) AS SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, rank() OVER (ORDER BY f) r FROM w) s WHERE r <= \$1;"
+)
+
+table=$(mktemp)
+{
+	echo "| query | node in plan | bound in plan | sort device | ms off | ms on | ratio | same answer |"
+	echo "| --- | --- | --- | --- | ---: | ---: | ---: | --- |"
+} >"$table"
+for entry in "${queries[@]}"; do
+	IFS='|' read -r name q settings <<<"$entry"
+	gs_log "$name"
+	q_on=${q//VARIANT/on}
+	q_off=${q//VARIANT/off}
+	result=$(psql -X -At -v ON_ERROR_STOP=1 -F '|' <<SQL
+$settings
+CREATE TEMP TABLE t (variant text, ms float8, answer text);
+SET gpusort.enable_sort = on;
+SELECT plan_of(\$q\$$q_on\$q\$) AS on_plan \gset
+SET gpusort.enable_sort = off;
+SELECT plan_of(\$q\$$q_off\$q\$) AS off_plan \gset
+DO \$d\$
+BEGIN
+	FOR i IN 1..$runs LOOP
+		SET LOCAL gpusort.enable_sort = off;
+		INSERT INTO t SELECT 'off', * FROM ms(\$q\$$q_off\$q\$);
+		SET LOCAL gpusort.enable_sort = on;
+		INSERT INTO t SELECT 'on', * FROM ms(\$q\$$q_on\$q\$);
+	END LOOP;
+END \$d\$;
+SELECT :'on_plan' LIKE '%Custom Scan (gpusort)%', :'on_plan' LIKE '%Rank Bound%',
+	   coalesce(substring(:'on_plan' FROM 'Sort Device: ([^\n]*)'), '-'),
+	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'off')::numeric, 1),
+	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'on')::numeric, 1),
+	   (SELECT count(DISTINCT answer) = 1 FROM t);
+SQL
+)
+	IFS='|' read -r in_plan bound dev off on same <<<"$(echo "$result" | tail -1)"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$in_plan" "$bound" "$dev" "$off" "$on" \
+		"$(echo "scale=2; $off / $on" | bc)" "$same" | tee -a "$table"
+done
+gs_stop_cluster
+echo
+cat "$table"
+[ -z "$out" ] || cp "$table" "$out"
+rm -f "$table"
