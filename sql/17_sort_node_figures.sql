@@ -164,6 +164,23 @@ FROM (VALUES ('fg_rows', 'SELECT a, b FROM fg_rows(%s) ORDER BY b', 4001, 12001,
 GROUP BY f ORDER BY f;
 SET work_mem = '64MB';
 
+-- Sort Device is the sort's: rows whose strings are equal, ordered after it
+-- by the next key in sorts of their own (which a few rows leave on the CPU),
+-- do not change it.  The same rows sorted with and without that key show
+-- the same device, the node's in memory.
+SET gpusort.sort_node_min_rows = 0;
+CREATE TABLE fg_strings AS
+SELECT g AS id, CASE WHEN g <= 5000 THEN 'same' || g % 100 ELSE md5(g::text) END AS s, g % 7 AS i
+FROM generate_series(1, 30000) g;
+ANALYZE fg_strings;
+SELECT bool_and(l ~ 'Sort Device: (cpu|gpu)') AS in_memory, count(DISTINCT l) AS devices
+FROM (VALUES ('SELECT * FROM fg_strings ORDER BY s COLLATE "C", i'),
+			 ('SELECT * FROM fg_strings ORDER BY s COLLATE "C"')) v(q),
+	 fg_explain(q) l
+WHERE l ~ 'Sort Device';
+DROP TABLE fg_strings;
+RESET gpusort.sort_node_min_rows;
+
 DROP FUNCTION fg_memory(text);
 DROP FUNCTION fg_rows_text(int);
 DROP FUNCTION fg_rows(int);

@@ -1515,6 +1515,8 @@ order_later_keys(SortNodeState *state, int k, RunList *runs)
 	RunList		next;
 	RunList		compare;
 	int64		limit = (int64) work_mem * 1024 - state->mem_used;
+	/* EXPLAIN's Sort Device is the whole sort's, not a round's */
+	int			device = state->device;
 
 	memset(&next, 0, sizeof(next));
 	memset(&compare, 0, sizeof(compare));
@@ -1674,6 +1676,7 @@ order_later_keys(SortNodeState *state, int k, RunList *runs)
 		}
 		k++;
 	}
+	state->device = device;
 	/* the keys left, or those without bits: the comparators */
 	if (k < state->nkeys)
 		order_runs_from(state, k, runs);
