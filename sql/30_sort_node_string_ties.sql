@@ -7,8 +7,8 @@
 -- keys' bits (exact: int4, int8, numeric(p,s), bool, float8; a prefix:
 -- numeric; none: a second string) where the comparator finds the strings
 -- equal, else by PostgreSQL's comparators over that key and the later
--- ones.  Strings that
--- share long prefixes, that are prefixes of one another, empty strings,
+-- ones.  Strings that share long prefixes, that are prefixes of one another,
+-- empty strings,
 -- duplicates, multibyte UTF-8 and NULLs; ASC and DESC, NULLS FIRST and LAST,
 -- composite keys, a LIMIT; text, varchar, char(n) and name (under C); under C and the
 -- other collations of the server (C.UTF-8 and en_US.UTF-8 where the system

@@ -11,11 +11,13 @@
  * take two (low word, then high word: LSD order).  Tuples come back in that
  * order, ties in input order.  Where the words end with a string's first
  * bytes, rows tied on them are ordered by rounds of the same word sort over
- * the string's next bytes, MSD radix style, before the comparators see the
- * rows whose strings are equal.  Its arrays grow within work_mem; when the
- * input outgrows that it hands what it holds to a tuplesort with the same
- * keys and goes on as Sort would.  Under a Gather Merge, EXPLAIN ANALYZE
- * shows each worker's figures as well as the leader's.
+ * the string's next bytes, MSD radix style; rows whose strings are equal are
+ * then ordered by the later keys' bits in the same way, and only what no
+ * bits order goes to PostgreSQL's comparators.  Its arrays grow within
+ * work_mem; when the input outgrows that it hands what it holds to a
+ * tuplesort with the same keys and goes on as Sort would.  Under a Gather
+ * Merge, EXPLAIN ANALYZE shows each worker's figures as well as the
+ * leader's.
  */
 #include "postgres.h"
 
@@ -1722,6 +1724,9 @@ settle_equal_strings(SortNodeState *state, int first_key, const RunList *equal, 
 			for (int64 i = 1; i < equal->len[r] && same; i++)
 			{
 				Datum		value = fetch_key(state, perm[i], first_key, &isnull);
+
+				if ((i & 0xFFFF) == 0xFFFF)
+					CHECK_FOR_INTERRUPTS();
 
 				same = ApplySortComparator(first, false, value, false, &key->full) == 0;
 			}
