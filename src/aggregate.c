@@ -66,7 +66,7 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
  * values still leave it room.  Under a hash aggregation there may be
  * millions of groups of a few rows each: a group costs that one allocation,
  * carved from a block of states (StatesArena) with no chunk header and no
- * rounding up to a power of 2.  SSPACE in sql/1.3/state.sql is this size.
+ * rounding up to a power of 2 (sql/1.3/state.sql says why SSPACE is not this size).
  */
 #define AGG_INLINE_BYTES 64
 #define AGG_STATE_SIZE (MAXALIGN(sizeof(SortAggState)) + AGG_INLINE_BYTES)
