@@ -227,6 +227,24 @@ SELECT sum(y) FROM (SELECT a, row_number() OVER (ORDER BY a) r, sum(1 / x) OVER 
 SELECT sum(y) FROM (SELECT a, row_number() OVER (ORDER BY a) r, sum(1 / x) OVER (ORDER BY a) y FROM rc_div) w WHERE r <= 6;
 RESET gpusort.enable_sort;
 
+-- k is evaluated by the WindowAgg at its first row only: over no rows an
+-- expression k that fails (10 / $1 at 0) is never evaluated.  The node
+-- takes a Const or a Param as k, not such an expression: no bound, and no
+-- error where Sort has none.
+SET plan_cache_mode = force_generic_plan;
+PREPARE rc_expr_k(int4) AS
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w WHERE r <= 10 / $1;
+SELECT rc_plan('EXECUTE rc_expr_k(0)');
+EXECUTE rc_expr_k(0);
+DEALLOCATE rc_expr_k;
+SET gpusort.enable_sort = off;
+PREPARE rc_expr_k(int4) AS
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w WHERE r <= 10 / $1;
+EXECUTE rc_expr_k(0);
+DEALLOCATE rc_expr_k;
+RESET gpusort.enable_sort;
+RESET plan_cache_mode;
+
 -- No bound where the WindowAgg needs rows past its condition or the node's
 -- ties are not its peers; the rows are Sort's all the same.
 -- ntile and percent_rank need the partition's size

@@ -645,11 +645,12 @@ window_funcs_walker(Node *node, WindowFuncsCheck *check)
  * - every window function of the WindowAgg is computed from the rows up to
  *   the current row's peers (looks_back_only): ntile, percent_rank,
  *   cume_dist, lead or a frame reaching FOLLOWING rows need every row;
- * - k is evaluated in the node as in the WindowAgg: an integer expression
- *   without subplans (a Const or a Param, as PostgreSQL accepts only
- *   pseudo-constants there); a Const only with consts_only, for the
- *   workers under a Gather Merge, which cannot evaluate the leader's
- *   parameters.  Each worker then keeps its own rows of rank at most c and
+ * - k is evaluated in the node as in the WindowAgg: an integer Const or
+ *   Param.  The node evaluates k before it reads a row, the WindowAgg only
+ *   at its first row: an expression (10 / $1, $1 + 1) could fail in the
+ *   node where the WindowAgg, over no rows, never evaluates it.  A Const
+ *   only with consts_only, for the workers under a Gather Merge, which
+ *   cannot evaluate the leader's parameters.  Each worker then keeps its own rows of rank at most c and
  *   its next peer group: their union holds the rows of rank at most c of
  *   all and the next peer group of all, in the Gather Merge's order.
  * dense_rank() <= k bounds no count of rows: that condition gives no bound.
@@ -695,7 +696,7 @@ rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List 
 			(wfunc->winfnoid != F_ROW_NUMBER && wfunc->winfnoid != F_RANK_))
 			continue;
 		if ((exprType(k) != INT2OID && exprType(k) != INT4OID && exprType(k) != INT8OID) ||
-			contain_subplans(k) || contain_volatile_functions(k) || (consts_only && !IsA(k, Const)))
+			!(IsA(k, Const) || IsA(k, Param)) || (consts_only && !IsA(k, Const)))
 			continue;
 		strategy = get_op_opfamily_strategy(op->opno, INTEGER_BTREE_FAM_OID);
 		if (strategy == (wfunc_left ? BTLessEqualStrategyNumber : BTGreaterEqualStrategyNumber))
