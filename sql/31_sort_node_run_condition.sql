@@ -127,7 +127,8 @@ SELECT count(*) AS checked FROM rc_results;
 SELECT count(*) > 33 AS peers_past_33
 FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= 33;
 
--- k NULL: the condition is false at the first row, no rows
+-- k NULL: the condition is false at the first row, no rows (an initplan's
+-- k gives no bound; the rescans below bound with a NULL k from the outer row)
 SELECT rc_check('SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= (SELECT NULL::int4)');
 SELECT count(*) FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= (SELECT NULL::int4);
 
@@ -244,6 +245,15 @@ EXECUTE rc_expr_k(0);
 DEALLOCATE rc_expr_k;
 RESET gpusort.enable_sort;
 RESET plan_cache_mode;
+-- nor a parameter an initplan sets, which runs when k is first evaluated
+SELECT rc_plan($$SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w
+				 WHERE r <= (SELECT 10 / count(*)::int4 FROM rc WHERE x > 1000)$$);
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w
+WHERE r <= (SELECT 10 / count(*)::int4 FROM rc WHERE x > 1000);
+SET gpusort.enable_sort = off;
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w
+WHERE r <= (SELECT 10 / count(*)::int4 FROM rc WHERE x > 1000);
+RESET gpusort.enable_sort;
 
 -- No bound where the WindowAgg needs rows past its condition or the node's
 -- ties are not its peers; the rows are Sort's all the same.
