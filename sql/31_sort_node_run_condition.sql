@@ -127,7 +127,8 @@ SELECT count(*) AS checked FROM rc_results;
 SELECT count(*) > 33 AS peers_past_33
 FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= 33;
 
--- k NULL: the condition is false at the first row, no rows
+-- k NULL: the condition is false at the first row, no rows (an initplan's
+-- k gives no bound; the rescans below bound with a NULL k from the outer row)
 SELECT rc_check('SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= (SELECT NULL::int4)');
 SELECT count(*) FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= (SELECT NULL::int4);
 
@@ -225,6 +226,33 @@ SELECT sum(y) FROM (SELECT a, 1 / x AS y, rank() OVER (ORDER BY a) r FROM rc_div
 SELECT sum(y) FROM (SELECT a, 1 / x AS y, rank() OVER (ORDER BY a) r FROM rc_div) w WHERE r <= 5;
 SELECT sum(y) FROM (SELECT a, row_number() OVER (ORDER BY a) r, sum(1 / x) OVER (ORDER BY a) y FROM rc_div) w WHERE r <= 5;
 SELECT sum(y) FROM (SELECT a, row_number() OVER (ORDER BY a) r, sum(1 / x) OVER (ORDER BY a) y FROM rc_div) w WHERE r <= 6;
+RESET gpusort.enable_sort;
+
+-- k is evaluated by the WindowAgg at its first row only: over no rows an
+-- expression k that fails (10 / $1 at 0) is never evaluated.  The node
+-- takes a Const or a Param as k, not such an expression: no bound, and no
+-- error where Sort has none.
+SET plan_cache_mode = force_generic_plan;
+PREPARE rc_expr_k(int4) AS
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w WHERE r <= 10 / $1;
+SELECT rc_plan('EXECUTE rc_expr_k(0)');
+EXECUTE rc_expr_k(0);
+DEALLOCATE rc_expr_k;
+SET gpusort.enable_sort = off;
+PREPARE rc_expr_k(int4) AS
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w WHERE r <= 10 / $1;
+EXECUTE rc_expr_k(0);
+DEALLOCATE rc_expr_k;
+RESET gpusort.enable_sort;
+RESET plan_cache_mode;
+-- nor a parameter an initplan sets, which runs when k is first evaluated
+SELECT rc_plan($$SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w
+				 WHERE r <= (SELECT 10 / count(*)::int4 FROM rc WHERE x > 1000)$$);
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w
+WHERE r <= (SELECT 10 / count(*)::int4 FROM rc WHERE x > 1000);
+SET gpusort.enable_sort = off;
+SELECT * FROM (SELECT a, rank() OVER (ORDER BY a) r FROM rc WHERE x > 1000) w
+WHERE r <= (SELECT 10 / count(*)::int4 FROM rc WHERE x > 1000);
 RESET gpusort.enable_sort;
 
 -- No bound where the WindowAgg needs rows past its condition or the node's

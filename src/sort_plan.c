@@ -591,6 +591,12 @@ const_bound(Limit *limit)
 }
 
 /*
+ * The parameters that the initplans of the plan nodes swap_sorts has entered
+ * set: an initplan runs when its parameter is first evaluated, and may fail.
+ */
+static Bitmapset *initplan_params = NULL;
+
+/*
  * Whether a window function of a WindowAgg whose rows end at its run
  * condition is computed from the rows up to the current one and its peers
  * only: row_number, rank and dense_rank (which look back at most to the
@@ -645,11 +651,13 @@ window_funcs_walker(Node *node, WindowFuncsCheck *check)
  * - every window function of the WindowAgg is computed from the rows up to
  *   the current row's peers (looks_back_only): ntile, percent_rank,
  *   cume_dist, lead or a frame reaching FOLLOWING rows need every row;
- * - k is evaluated in the node as in the WindowAgg: an integer expression
- *   without subplans (a Const or a Param, as PostgreSQL accepts only
- *   pseudo-constants there); a Const only with consts_only, for the
- *   workers under a Gather Merge, which cannot evaluate the leader's
- *   parameters.  Each worker then keeps its own rows of rank at most c and
+ * - k is evaluated in the node as in the WindowAgg: an integer Const or
+ *   Param, not one an initplan sets.  The node evaluates k before it reads
+ *   a row, the WindowAgg only at its first row: an expression (10 / $1,
+ *   $1 + 1) or an initplan could fail in the node where the WindowAgg, over
+ *   no rows, never evaluates it.  A Const
+ *   only with consts_only, for the workers under a Gather Merge, which
+ *   cannot evaluate the leader's parameters.  Each worker then keeps its own rows of rank at most c and
  *   its next peer group: their union holds the rows of rank at most c of
  *   all and the next peer group of all, in the Gather Merge's order.
  * dense_rank() <= k bounds no count of rows: that condition gives no bound.
@@ -695,7 +703,10 @@ rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List 
 			(wfunc->winfnoid != F_ROW_NUMBER && wfunc->winfnoid != F_RANK_))
 			continue;
 		if ((exprType(k) != INT2OID && exprType(k) != INT4OID && exprType(k) != INT8OID) ||
-			contain_subplans(k) || contain_volatile_functions(k) || (consts_only && !IsA(k, Const)))
+			!(IsA(k, Const) || IsA(k, Param)) || (consts_only && !IsA(k, Const)))
+			continue;
+		if (IsA(k, Param) && ((Param *) k)->paramkind == PARAM_EXEC &&
+			bms_is_member(((Param *) k)->paramid, initplan_params))
 			continue;
 		strategy = get_op_opfamily_strategy(op->opno, INTEGER_BTREE_FAM_OID);
 		if (strategy == (wfunc_left ? BTLessEqualStrategyNumber : BTGreaterEqualStrategyNumber))
@@ -829,9 +840,19 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 {
 	Limit	   *bound_by = NULL;
 	WindowAgg  *ranked_by = NULL;
+	ListCell   *lc;
 
 	if (plan == NULL)
 		return NULL;
+
+	/* before the nodes under plan, which may evaluate these parameters */
+	foreach(lc, plan->initPlan)
+	{
+		ListCell   *lp;
+
+		foreach(lp, ((SubPlan *) lfirst(lc))->setParam)
+			initplan_params = bms_add_member(initplan_params, lfirst_int(lp));
+	}
 
 	if (IsA(plan, Limit))
 	{
@@ -937,9 +958,11 @@ sort_node_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	if (!gpusort_enable_sort)
 		return stmt;
+	initplan_params = NULL;
 	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL, NULL);
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL, NULL);
+	initplan_params = NULL;
 	return stmt;
 }
 
