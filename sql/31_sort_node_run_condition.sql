@@ -80,6 +80,8 @@ BEGIN
 		IF line ~ 'Custom Scan' THEN
 			line := regexp_replace(line, ' \(actual .*\)', '');
 		END IF;
+		-- PostgreSQL 17 and later leave out an initplan's "(returns $0)"
+		line := regexp_replace(line, '^( *InitPlan \d+) \(returns \$\d+\)', '\1');
 		IF line !~ '^ *(Window:|Run Condition|Storage|Buffers|Planning|Sort Device|Sort Key Bits|Sort Memory)' THEN
 			RETURN NEXT regexp_replace(line, 'rows=(\d+)\.00 ', 'rows=\1 ');
 		END IF;
