@@ -54,11 +54,11 @@ BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
 		plan := plan || line || E'\n';
 	END LOOP;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM ('
-		|| q || ') r' INTO got;
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(rc_row::text, '','' ORDER BY rc_row::text)), '''') FROM ('
+		|| q || ') rc_row' INTO got;
 	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM ('
-		|| q || ') r' INTO want;
+	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(rc_row::text, '','' ORDER BY rc_row::text)), '''') FROM ('
+		|| q || ') rc_row' INTO want;
 	IF got IS DISTINCT FROM want THEN
 		RETURN 'differs: ' || got || ' vs ' || want;
 	END IF;
