@@ -40,53 +40,11 @@ SELECT g,
 FROM generate_series(1, 20000) g;
 ANALYZE rc;
 
--- The node's rows against Sort's as sets (count and checksum of the sorted
--- rows): 'bound' where the plan's node holds a run condition's bound,
--- 'no bound' where it does not, else what differs.
-CREATE FUNCTION rc_check(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	plan text := '';
-	line text;
-	got text;
-	want text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		plan := plan || line || E'\n';
-	END LOOP;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(rc_row::text, '','' ORDER BY rc_row::text)), '''') FROM ('
-		|| q || ') rc_row' INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(rc_row::text, '','' ORDER BY rc_row::text)), '''') FROM ('
-		|| q || ') rc_row' INTO want;
-	IF got IS DISTINCT FROM want THEN
-		RETURN 'differs: ' || got || ' vs ' || want;
-	END IF;
-	RETURN CASE WHEN plan LIKE '%Rank Bound%' THEN 'bound' ELSE 'no bound' END;
-END $$;
-
--- The plan's nodes, the node's keys and bounds (EXPLAIN (COSTS OFF)); with
--- with_analyze, the figures that depend on neither the machine nor the
--- version (PostgreSQL 18 shows windows by name, storage, buffers, and rows
--- with decimals; its WindowAgg reads fewer of the node's rows: rank()'s
--- frame becomes ROWS).
-CREATE FUNCTION rc_plan(q text, with_analyze bool DEFAULT false) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF' ||
-		CASE WHEN with_analyze THEN ', ANALYZE, TIMING OFF, SUMMARY OFF) ' ELSE ') ' END || q LOOP
-		-- how many rows the WindowAgg pulls differs by version; Sort Bound says how many the node kept
-		IF line ~ 'Custom Scan' THEN
-			line := regexp_replace(line, ' \(actual .*\)', '');
-		END IF;
-		-- PostgreSQL 17 and later leave out an initplan's "(returns $0)"
-		line := regexp_replace(line, '^( *InitPlan \d+) \(returns \$\d+\)', '\1');
-		IF line !~ '^ *(Window:|Run Condition|Storage|Buffers|Planning|Sort Device|Sort Key Bits|Sort Memory)' THEN
-			RETURN NEXT regexp_replace(line, 'rows=(\d+)\.00 ', 'rows=\1 ');
-		END IF;
-	END LOOP;
-END $$;
+-- rc_check and rc_plan (include/helpers.sql): the node's rows against
+-- Sort's as sets, and the plan's lines that hold on every machine
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
 
 -- the plan: the node under the WindowAgg, with the run condition's bound
 SELECT rc_plan($$SELECT * FROM (SELECT a, x, rank() OVER (ORDER BY a) r FROM rc) w WHERE r <= 100$$);
@@ -290,7 +248,5 @@ SELECT rc_check('SELECT * FROM (SELECT a, b, rank() OVER (ORDER BY a, b) r, rank
 SELECT rc_plan($$SELECT * FROM (SELECT a, b, rank() OVER (ORDER BY b, a) r FROM rc WHERE b = 3) w WHERE r <= 10$$);
 SELECT rc_check('SELECT * FROM (SELECT a, b, rank() OVER (ORDER BY b, a) r FROM rc WHERE b = 3) w WHERE r <= 10');
 
-DROP FUNCTION rc_check(text);
-DROP FUNCTION rc_plan(text, bool);
 DROP TABLE rc_div;
 DROP TABLE rc;

@@ -109,6 +109,7 @@ typedef struct SortNodeFigures
 	bool		bound_peers;	/* a run condition's: bound is a rank, the
 								 * rows of rank up to it and the next peer
 								 * group are kept */
+	bool		per_partition;	/* ... in each partition */
 	int64		kept;			/* the rows kept, to return */
 	int64		memory;			/* bytes */
 	TuplesortInstrumentation tuplesort_stats;
@@ -191,6 +192,9 @@ typedef struct SortNodeState
 	Oid		   *rank_types;
 	int		   *rank_adjust;
 	bool		bound_peers;
+	int			part_keys;		/* under bound_peers: the leading keys that
+								 * are the WindowAgg's partition; the bound
+								 * then holds in each partition */
 	int64		bound;
 	bool		pruning;
 	PackLayout	prune_layout;
@@ -347,6 +351,8 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 			i++;
 		}
 		state->bound_peers = true;
+		state->part_keys = linitial_int((List *) list_nth(((CustomScan *) node->ss.ps.plan)->custom_private,
+														  PRIV_PART_KEYS));
 	}
 	else if (((CustomScan *) node->ss.ps.plan)->custom_exprs != NIL)
 	{
@@ -435,7 +441,8 @@ set_bound(SortNodeState *state)
 	state->bound = current_bound(state);
 	state->pruning = false;
 	state->have_threshold = false;
-	if (state->bound < 0)
+	/* a bound in each partition: every row is read, and cut after the sort */
+	if (state->bound < 0 || state->part_keys > 0)
 		return;
 	state->prune_layout.nkeys = state->nkeys;
 	for (int k = state->nkeys - 1; k >= 0; k--)
@@ -1242,6 +1249,17 @@ same_word(const PackedWords *w, uint32 a, uint32 b)
 	if (w->bits <= 64)
 		return ((const uint64 *) w->words)[a] == ((const uint64 *) w->words)[b];
 	return w->low[a] == w->low[b] && w->high[a] == w->high[b];
+}
+
+/* Row a's word (its top bit flipped, as argsort_words takes it) */
+static inline uint128
+word_at(const PackedWords *w, uint32 a)
+{
+	if (w->bits <= 32)
+		return ((const uint32 *) w->words)[a];
+	if (w->bits <= 64)
+		return ((const uint64 *) w->words)[a];
+	return ((uint128) w->high[a] << 64) | w->low[a];
 }
 
 /* What the comparison of two rows of a run reads: their keys' values. */
@@ -2125,16 +2143,20 @@ peer_runs_end(SortNodeState *state, const PackedWords *words, int64 c)
 	return Min(end + 1, n);
 }
 
-/* Whether the sorted rows a and b (input positions) are equal on every key, by the comparators. */
+/*
+ * Whether the sorted rows a and b (input positions) are equal on their first
+ * nequal keys, by the comparators; values and isnull have room for twice
+ * nkeys.
+ */
 static bool
-rows_equal(SortNodeState *state, uint32 a, uint32 b, Datum *values, bool *isnull)
+keys_equal(SortNodeState *state, uint32 a, uint32 b, int nequal, Datum *values, bool *isnull)
 {
 	int			nkeys = state->nkeys;
 	bool		equal = true;
 
 	fetch_keys(state, a, 0, values, isnull);
 	fetch_keys(state, b, 0, values + nkeys, isnull + nkeys);
-	for (int k = 0; k < nkeys && equal; k++)
+	for (int k = 0; k < nequal && equal; k++)
 		equal = ApplySortComparator(values[k], isnull[k], values[nkeys + k], isnull[nkeys + k],
 									&state->keys[k].full) == 0;
 	return equal;
@@ -2154,19 +2176,77 @@ peers_end(SortNodeState *state, int64 c)
 	int64		end = c;
 
 	if (c > 0)
-		while (end < n && rows_equal(state, state->perm[c - 1], state->perm[end], values, isnull))
+		while (end < n && keys_equal(state, state->perm[c - 1], state->perm[end], state->nkeys, values, isnull))
 			end++;
 	if (end < n)
 	{
 		int64		first = end++;
 
-		while (end < n && rows_equal(state, state->perm[first], state->perm[end], values, isnull))
+		while (end < n && keys_equal(state, state->perm[first], state->perm[end], state->nkeys, values, isnull))
 			end++;
 	}
 	ExecClearTuple(state->sorted_slot);
 	pfree(values);
 	pfree(isnull);
 	return end;
+}
+
+/*
+ * Under a run condition's bound c in each partition (part_keys > 0), the
+ * sorted rows in order: keeps in perm, in order, each partition's rows up
+ * to its c-th's peers and its next peer group, and returns how many.  A
+ * partition's later rows are those its WindowAgg passes over.  Partitions
+ * and peers are told by the words where they hold the keys exactly
+ * (part_exact: the partition keys are packed whole above bit part_shift;
+ * all_exact: every key is), else by PostgreSQL's comparators.
+ */
+static int64
+partition_cut(SortNodeState *state, const PackedWords *words, bool part_exact, int part_shift,
+			  bool all_exact, int64 c)
+{
+	int64		n = state->ntuples;
+	uint32	   *perm = state->perm;
+	int			nkeys = state->nkeys;
+	Datum	   *values = palloc(sizeof(Datum) * nkeys * 2);
+	bool	   *isnull = palloc(sizeof(bool) * nkeys * 2);
+	int64		out = 0;
+	int64		pos = 0;		/* the row's place in its partition */
+	int			groups_past = 0;	/* its partition's peer groups begun at c or later */
+	uint32		prev = 0;
+
+	for (int64 i = 0; i < n; i++)
+	{
+		uint32		row = perm[i];
+		bool		new_partition = (i == 0);
+
+		if (i > 0)
+		{
+			if (part_exact)
+				new_partition = (word_at(words, prev) >> part_shift) != (word_at(words, row) >> part_shift);
+			else
+				new_partition = !keys_equal(state, prev, row, state->part_keys, values, isnull);
+		}
+		if (new_partition)
+		{
+			pos = 0;
+			groups_past = 0;
+		}
+		/* the peer group's first row at c or past it: its rank is past c */
+		if (pos >= c && groups_past < 2 &&
+			(new_partition ||
+			 !(all_exact ? same_word(words, prev, row) : keys_equal(state, prev, row, nkeys, values, isnull))))
+			groups_past++;
+		if (groups_past <= 1)
+			perm[out++] = row;
+		pos++;
+		prev = row;
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
+	}
+	ExecClearTuple(state->sorted_slot);
+	pfree(values);
+	pfree(isnull);
+	return out;
 }
 
 /*
@@ -2179,13 +2259,16 @@ static void
 sort_in_memory(SortNodeState *state)
 {
 	int64		n = state->ntuples;
-	int64		out = (state->bound >= 0 && state->bound < n) ? state->bound : n;
+	/* a run condition's bound in each partition: the whole sort, then the cut */
+	bool		cut = (state->bound_peers && state->part_keys > 0);
+	int64		out = (!cut && state->bound >= 0 && state->bound < n) ? state->bound : n;
 	PackLayout	layout;
 	int			bits;
 	int			first_inexact = pack_layout(state, &layout, &bits);
 	bool		ties = (first_inexact < state->nkeys);
 	/* a run condition's bound below n: the rows up to the peer group past it */
 	bool		peers = (state->bound_peers && out < n);
+	uint64	   *high = NULL;
 	int64		rank = out;
 	int			refine_from = -1;
 	PackedWords packed;
@@ -2257,10 +2340,11 @@ sort_in_memory(SortNodeState *state)
 	else
 	{
 		uint64	   *low = state->values[0];
-		uint64	   *high = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
 		uint32	   *first = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
-		uint64	   *second = ties ? gpusort_alloc_large(sizeof(uint64) * Max(n, 1)) : low;
+		/* the low words stay for the tie pass and the cut, else they take the high */
+		uint64	   *second = ties || cut ? gpusort_alloc_large(sizeof(uint64) * Max(n, 1)) : low;
 
+		high = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
 		for (int64 i = 0; i < n; i++)
 		{
 			uint128		w = packed_key(state, &layout, i);
@@ -2277,22 +2361,28 @@ sort_in_memory(SortNodeState *state)
 		argsort_words(state, second, n, 64, state->perm, 0);
 		for (int64 i = 0; i < n; i++)
 			state->perm[i] = first[state->perm[i]];
+		packed.low = low;
+		packed.high = high;
 		if (ties)
 		{
-			packed.low = low;
-			packed.high = high;
 			order_ties(state, &packed, first_inexact,
 					   state->check_order ? n : peers ? peer_runs_end(state, &packed, rank) : out,
 					   refine_from);
-			pfree(second);
 		}
-		pfree(high);
+		if (second != low)
+			pfree(second);
 		pfree(first);
 	}
 	if (state->check_order && !rows_in_order(state))
 		order_all_rows(state);
 	if (peers)
 		out = peers_end(state, rank);
+	if (cut)
+		out = partition_cut(state, &packed, first_inexact >= state->part_keys,
+							first_inexact >= state->part_keys ? layout.shift[state->part_keys - 1] : 0,
+							!ties, state->bound);
+	if (high)
+		pfree(high);
 
 	/* the first key's buffer, free now, takes the first permuted array */
 	spare = state->values[0];
@@ -2616,6 +2706,7 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	f->rows = state->rows_in;
 	f->bound = state->bound;
 	f->bound_peers = state->bound_peers;
+	f->per_partition = state->part_keys > 0;
 	f->kept = state->ntuples;
 	f->memory = state->mem_used;
 	f->extract_ms = state->extract_ms;
@@ -2741,13 +2832,14 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 		ExplainPropertyInteger("Sort Rows", NULL, f->rows, es);
 		if (f->bound >= 0 && f->bound_peers && es->format == EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyText("Sort Bound",
-								psprintf(INT64_FORMAT " with ties and the next peer group: " INT64_FORMAT " rows",
-										 f->bound, f->kept), es);
+								psprintf(INT64_FORMAT "%s with ties and the next peer group: " INT64_FORMAT " rows",
+										 f->bound, f->per_partition ? " per partition" : "", f->kept), es);
 		else if (f->bound >= 0)
 			ExplainPropertyInteger("Sort Bound", NULL, f->bound, es);
 		if (f->bound >= 0 && f->bound_peers && es->format != EXPLAIN_FORMAT_TEXT)
 		{
 			ExplainPropertyBool("Sort Bound Peers", true, es);
+			ExplainPropertyBool("Sort Bound Per Partition", f->per_partition, es);
 			ExplainPropertyInteger("Sort Rows Kept", NULL, f->kept, es);
 		}
 		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
@@ -2781,7 +2873,8 @@ explain_worker_line(const SortNodeFigures *f, int n, ExplainState *es)
 	{
 		appendStringInfo(es->str, "  Sort Bound: " INT64_FORMAT, f->bound);
 		if (f->bound_peers)
-			appendStringInfo(es->str, " with ties and the next peer group: " INT64_FORMAT " rows", f->kept);
+			appendStringInfo(es->str, "%s with ties and the next peer group: " INT64_FORMAT " rows",
+							 f->per_partition ? " per partition" : "", f->kept);
 	}
 	if (es->timing)
 		appendStringInfo(es->str, "  Extract Time: %.3f ms  Sort Time: %.3f ms  Emit Time: %.3f ms",
@@ -2935,16 +3028,17 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyList("Sort Key Packing", key_packings(state), es);
 	if (state->bound_peers)
 	{
-		/* the run condition's bounds, as "<= 1000" or "< $1" */
+		/* the run condition's bounds, as "<= 1000", "< $1" or "<= 3 per partition" */
 		List	   *bounds = NIL;
 		ListCell   *lc;
 		int			i = 0;
 
 		foreach(lc, cscan->custom_exprs)
 		{
-			bounds = lappend(bounds, psprintf("%s %s", state->rank_adjust[i] < 0 ? "<" : "<=",
+			bounds = lappend(bounds, psprintf("%s %s%s", state->rank_adjust[i] < 0 ? "<" : "<=",
 											  deparse_expression((Node *) lfirst(lc), context,
-																 useprefix, false)));
+																 useprefix, false),
+											  state->part_keys > 0 ? " per partition" : ""));
 			i++;
 		}
 		ExplainPropertyList("Rank Bound", bounds, es);

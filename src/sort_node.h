@@ -32,7 +32,12 @@
  * keeps the rows of rank at most c, the least k plus its integer (at least
  * 0), that is the first c rows and their peers, and the peer group after
  * them: the WindowAgg still reads the first row past its condition, and
- * that row's peers where its frame reaches them.
+ * that row's peers where its frame reaches them.  A seventh list
+ * (PRIV_PART_KEYS) holds one integer: how many of the leading keys are the
+ * WindowAgg's PARTITION BY columns (0 for none).  With some, the bound holds
+ * in each partition: the WindowAgg passes over a partition's rows past its
+ * condition, and the node keeps each partition's rows of rank at most c and
+ * its next peer group.
  */
 enum
 {
@@ -41,7 +46,8 @@ enum
 	PRIV_OPERATORS,
 	PRIV_COLLATIONS,
 	PRIV_FLAGS,
-	PRIV_RANK_BOUND
+	PRIV_RANK_BOUND,
+	PRIV_PART_KEYS
 };
 
 #define KEY_DESC			1

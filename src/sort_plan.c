@@ -21,7 +21,8 @@
  *   node takes the Limit's count and offset and keeps only that many rows,
  *   as Sort's bounded sort does.  Under a WindowAgg whose run condition
  *   (row_number() or rank() <= k) ends its rows, the node keeps the rows
- *   that the WindowAgg reads up to there (rank_bound).
+ *   that the WindowAgg reads up to there (rank_bound), in each partition
+ *   where it has a PARTITION BY.
  */
 #include "postgres.h"
 
@@ -645,9 +646,14 @@ window_funcs_walker(Node *node, WindowFuncsCheck *check)
  * WINDOWAGG_DONE); the rows it reads until then are the first c of rank
  * at most c, then the first row past the condition, whose target list and
  * window functions it still computes, and that row's peers where a frame
- * reaches them.  The node keeps those rows (sort_exec.c) when:
- * - the WindowAgg's peers are the node's: its ordering columns are the
- *   node's keys, with their collations;
+ * reaches them.  With a PARTITION BY, the top WindowAgg reads the rest of
+ * the partition without computing anything (WINDOWAGG_PASSTHROUGH_STRICT)
+ * and starts again at the next: the same rows, in each partition, are all
+ * it uses (*npart is then the number of partition columns).  The node keeps
+ * those rows (sort_exec.c) when:
+ * - the WindowAgg's partitions and peers are the node's: its partition
+ *   columns and then its ordering columns are the node's keys, with their
+ *   collations;
  * - every window function of the WindowAgg is computed from the rows up to
  *   the current row's peers (looks_back_only): ntile, percent_rank,
  *   cume_dist, lead or a frame reaching FOLLOWING rows need every row;
@@ -663,21 +669,28 @@ window_funcs_walker(Node *node, WindowFuncsCheck *check)
  * dense_rank() <= k bounds no count of rows: that condition gives no bound.
  */
 static bool
-rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List **adjust)
+rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List **adjust,
+		   int *npart)
 {
 	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
 	List	   *collations = (List *) list_nth(private, PRIV_COLLATIONS);
+	int			np = wagg->partNumCols;
 	WindowFuncsCheck check;
 	ListCell   *lc;
 
 	*exprs = NIL;
 	*adjust = NIL;
-	if (!wagg->topWindow || wagg->partNumCols != 0 || wagg->runConditionOrig == NIL ||
-		wagg->ordNumCols != list_length(columns))
+	*npart = np;
+	if (!wagg->topWindow || wagg->runConditionOrig == NIL ||
+		np + wagg->ordNumCols != list_length(columns))
 		return false;
+	for (int i = 0; i < np; i++)
+		if (wagg->partColIdx[i] != list_nth_int(columns, i) ||
+			wagg->partCollations[i] != list_nth_oid(collations, i))
+			return false;
 	for (int i = 0; i < wagg->ordNumCols; i++)
-		if (wagg->ordColIdx[i] != list_nth_int(columns, i) ||
-			wagg->ordCollations[i] != list_nth_oid(collations, i))
+		if (wagg->ordColIdx[i] != list_nth_int(columns, np + i) ||
+			wagg->ordCollations[i] != list_nth_oid(collations, np + i))
 			return false;
 	check.frame_options = wagg->frameOptions;
 	check.ok = true;
@@ -720,14 +733,18 @@ rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List 
 	return *exprs != NIL;
 }
 
-/* private with the run condition's bounds (rank_bound) as its sixth list */
+/*
+ * private with the run condition's bounds (rank_bound) as its sixth list and
+ * the number of partition keys as its seventh
+ */
 static List *
-with_rank_bound(List *private, List *adjust)
+with_rank_bound(List *private, List *adjust, int npart)
 {
 	List	   *result = list_copy(private);
 
 	Assert(list_length(private) == PRIV_RANK_BOUND);
-	return lappend(result, adjust);
+	result = lappend(result, adjust);
+	return lappend(result, list_make1_int(npart));
 }
 
 /*
@@ -904,15 +921,17 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 		CustomScan *cscan = (CustomScan *) plan;
 		List	   *rank_exprs;
 		List	   *adjust;
+		int			npart;
 
 		if (limit != NULL)
 			cscan->custom_exprs = list_make2(copyObject(limit->limitCount),
 											 copyObject(limit->limitOffset));
 		else if (ranked != NULL &&
-				 rank_bound(ranked, cscan->custom_private, !IsA(parent, WindowAgg), &rank_exprs, &adjust))
+				 rank_bound(ranked, cscan->custom_private, !IsA(parent, WindowAgg), &rank_exprs, &adjust,
+							&npart))
 		{
 			cscan->custom_exprs = rank_exprs;
-			cscan->custom_private = with_rank_bound(cscan->custom_private, adjust);
+			cscan->custom_private = with_rank_bound(cscan->custom_private, adjust, npart);
 		}
 		return plan;
 	}
@@ -924,16 +943,19 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 		List	   *private;
 		List	   *rank_exprs = NIL;
 		List	   *adjust = NIL;
+		int			npart = 0;
 
 		if ((private = sort_plan_keys(sort)) == NIL)
 			return plan;
+		/* a bound in each partition bounds no count of rows: the whole sort's estimates */
 		if (limit == NULL && ranked != NULL &&
-			rank_bound(ranked, private, !IsA(parent, WindowAgg), &rank_exprs, &adjust))
+			rank_bound(ranked, private, !IsA(parent, WindowAgg), &rank_exprs, &adjust, &npart) &&
+			npart == 0)
 			bound = const_rank_bound(rank_exprs, adjust);
 		if (!worth_swapping(sort, private, bound, limit != NULL))
 			return plan;
 		if (rank_exprs != NIL)
-			private = with_rank_bound(private, adjust);
+			private = with_rank_bound(private, adjust, npart);
 		return swap_sort(sort, private, limit, rank_exprs,
 						 parent != NULL && IsA(parent, GatherMerge));
 	}
