@@ -863,7 +863,8 @@ keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
 	for (int key = 0; key < state->nvalued; key++)
 	{
 		GATHER(state->values[key], uint64);
-		GATHER_FLAGS(state->nulls[key]);
+		if (state->nulls[key])
+			GATHER_FLAGS(state->nulls[key]);
 		if (state->partial[key])
 			GATHER_FLAGS(state->partial[key]);
 	}
@@ -2250,13 +2251,173 @@ partition_cut(SortNodeState *state, const PackedWords *words, bool part_exact, i
 }
 
 /*
+ * A partition's best values, for preselect_partitions: up to c + 2 distinct
+ * values of its ordering keys' bits, ascending, with how many rows hold each.
+ */
+typedef struct PartitionBest
+{
+	uint128		part;			/* the partition keys' bits */
+	int			nvalues;
+	int			full;			/* nvalues reaches past the c-th row: the
+								 * last value is the next peer group's */
+} PartitionBest;
+
+/* The partitions whose best values are kept are at most this many per row read */
+#define PRESELECT_MAX_SLOTS_PER_ROW 0.5
+#define PRESELECT_MAX_BOUND 64
+#define PRESELECT_MIN_ROWS 4096
+
+static inline uint64
+mix_bits(uint128 v)
+{
+	uint64		h = (uint64) v ^ ((uint64) (v >> 64) * UINT64_C(0x9E3779B97F4A7C15));
+
+	h ^= h >> 33;
+	h *= UINT64_C(0xFF51AFD7ED558CCD);
+	h ^= h >> 33;
+	return h;
+}
+
+/*
+ * Under a run condition's bound c in each partition, where every key packs
+ * exactly: the rows that the cut after the sort (partition_cut) keeps, found
+ * before the sort, so that only those are sorted.  A row's word is its
+ * partition's bits above part_shift and its ordering keys' bits below; a
+ * partition keeps the rows whose ordering bits are at most its threshold:
+ * the least value above the c-th row's value (the next peer group), or, for
+ * c = 0, its least value.  One pass finds each partition's threshold in a
+ * hash table of its best values, a second keeps the rows (keep_rows, in
+ * input order).  Returns false, leaving the rows as they are, where the
+ * partitions are so many that few rows would go.
+ */
+static bool
+preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_shift, int64 c)
+{
+	int64		n = state->ntuples;
+	int			slots = (int) c + 2;
+	uint128		low_mask = ((uint128) 1 << part_shift) - 1;
+	int64		max_parts = (int64) (n * PRESELECT_MAX_SLOTS_PER_ROW) / slots;
+	int64		capacity = 1024;
+	int64		nparts = 0;
+	int64		kept = 0;
+	int32	   *table;
+	PartitionBest *parts;
+	uint128    *values;
+	int64	   *counts;
+	uint32	   *perm;
+	bool		ok = true;
+
+	if (n < PRESELECT_MIN_ROWS || c > PRESELECT_MAX_BOUND || part_shift >= 128)
+		return false;
+	while (capacity < 2 * Min(max_parts, n / 16 + 1))
+		capacity *= 2;
+	table = MemoryContextAlloc(state->tuple_context, sizeof(int32) * capacity);
+	memset(table, -1, sizeof(int32) * capacity);
+	parts = gpusort_alloc_large(sizeof(PartitionBest) * Max(capacity / 2, 1));
+	values = gpusort_alloc_large(sizeof(uint128) * slots * Max(capacity / 2, 1));
+	counts = gpusort_alloc_large(sizeof(int64) * slots * Max(capacity / 2, 1));
+
+	for (int64 i = 0; i < n && ok; i++)
+	{
+		uint128		w = packed_key(state, layout, i);
+		uint128		part = w >> part_shift;
+		uint128		v = w & low_mask;
+		int64		slot = mix_bits(part) & (capacity - 1);
+		PartitionBest *p;
+		uint128    *pv;
+		int64	   *pc;
+		int			j;
+		int64		cum;
+
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
+		while (table[slot] >= 0 && parts[table[slot]].part != part)
+			slot = (slot + 1) & (capacity - 1);
+		if (table[slot] < 0)
+		{
+			if (nparts + 1 > max_parts || nparts + 1 > capacity / 2)
+			{
+				ok = false;
+				break;
+			}
+			table[slot] = (int32) nparts;
+			parts[nparts].part = part;
+			parts[nparts].nvalues = 0;
+			parts[nparts].full = false;
+			nparts++;
+		}
+		p = &parts[table[slot]];
+		pv = values + (Size) table[slot] * slots;
+		pc = counts + (Size) table[slot] * slots;
+		/* past the next peer group's value: not kept */
+		if (p->full && v > pv[p->nvalues - 1])
+			continue;
+		for (j = 0; j < p->nvalues && pv[j] < v; j++)
+			;
+		if (j < p->nvalues && pv[j] == v)
+			pc[j]++;
+		else
+		{
+			int			last = Min(p->nvalues, slots - 1);
+
+			for (int m = last; m > j; m--)
+			{
+				pv[m] = pv[m - 1];
+				pc[m] = pc[m - 1];
+			}
+			pv[j] = v;
+			pc[j] = 1;
+			p->nvalues = last + 1;
+		}
+		/* the values up to the first whose rows reach c, and the next */
+		cum = 0;
+		p->full = false;
+		for (j = 0; j < p->nvalues; j++)
+		{
+			if (cum >= c)
+			{
+				p->nvalues = j + 1;
+				p->full = true;
+				break;
+			}
+			cum += pc[j];
+		}
+	}
+	if (ok)
+	{
+		perm = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
+		for (int64 i = 0; i < n; i++)
+		{
+			uint128		w = packed_key(state, layout, i);
+			uint128		part = w >> part_shift;
+			int64		slot = mix_bits(part) & (capacity - 1);
+			PartitionBest *p;
+
+			while (parts[table[slot]].part != part)
+				slot = (slot + 1) & (capacity - 1);
+			p = &parts[table[slot]];
+			if (!p->full || (w & low_mask) <= values[(Size) table[slot] * slots + p->nvalues - 1])
+				perm[kept++] = (uint32) i;
+		}
+		if (kept < n)
+			keep_rows(state, perm, kept);
+		pfree(perm);
+	}
+	pfree(table);
+	pfree(parts);
+	pfree(values);
+	pfree(counts);
+	return ok;
+}
+
+/*
  * Packs each row's keys into one word, first key highest, and argsorts the
  * words.  The library orders signed integers: flipping the top bit makes
  * their order the words' unsigned order.  Where the words are a prefix of
  * the order, the tie pass then orders the rows whose words are equal.
  */
 static void
-sort_in_memory(SortNodeState *state)
+sort_rows(SortNodeState *state)
 {
 	int64		n = state->ntuples;
 	/* a run condition's bound in each partition: the whole sort, then the cut */
@@ -2413,6 +2574,25 @@ sort_in_memory(SortNodeState *state)
 	state->perm = NULL;
 	state->ntuples = out;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The rows in order (sort_rows); under a run condition's bound in each
+ * partition with every key packed exactly, only the rows that its cut keeps
+ * (preselect_partitions).
+ */
+static void
+sort_in_memory(SortNodeState *state)
+{
+	if (state->bound_peers && state->part_keys > 0 && state->bound <= PRESELECT_MAX_BOUND)
+	{
+		PackLayout	layout;
+		int			bits;
+
+		if (pack_layout(state, &layout, &bits) == state->nkeys && layout.nkeys == state->nkeys)
+			preselect_partitions(state, &layout, layout.shift[state->part_keys - 1], state->bound);
+	}
+	sort_rows(state);
 }
 
 /*
