@@ -195,9 +195,14 @@ SET gpusort.sort_node_min_rows = 10000;
 SET enable_hashagg = off;
 SELECT ev_nodes('SELECT k, count(*) FROM ev GROUP BY k') AS below_threshold;
 RESET enable_hashagg;
--- a small constant LIMIT keeps Sort's top-N heap (at the default threshold)
+-- a small constant LIMIT (at the default threshold): the node where it
+-- prunes as it reads (keys that pack exactly) over rows enough to prune
+-- often (12,000 here), Sort's top-N heap over fewer (6,000) or where it
+-- would read every row (a text key)
 RESET gpusort.sort_node_min_rows;
-SELECT ev_nodes('SELECT k FROM ev ORDER BY k LIMIT 100') AS small_limit,
+SELECT ev_nodes('SELECT k FROM ev, (VALUES (1), (2)) v(x) ORDER BY k LIMIT 100') AS small_limit,
+	   ev_nodes('SELECT k FROM ev ORDER BY k LIMIT 100') AS small_limit_few_rows,
+	   ev_nodes('SELECT t FROM ev, (VALUES (1), (2)) v(x) ORDER BY t LIMIT 100') AS small_limit_text,
 	   ev_nodes('SELECT k FROM ev ORDER BY k LIMIT 20000') AS large_limit;
 SET gpusort.sort_node_min_rows = 0;
 SET gpusort.enable_sort = off;

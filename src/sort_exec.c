@@ -197,10 +197,11 @@ typedef struct SortNodeState
 								 * then holds in each partition */
 	int64		bound;
 	bool		pruning;
+	int			prune_bits;		/* the pruning words' width, up to 128 */
 	PackLayout	prune_layout;
 	int64		prune_at;
 	bool		have_threshold;
-	uint64		threshold;
+	uint128		threshold;
 
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
@@ -437,6 +438,8 @@ set_bound(SortNodeState *state)
 {
 	int			bits = 0;
 	bool		exact = (state->nvalued == state->nkeys);
+	/* a LIMIT's words may take two halves; a run condition's one (select_peers) */
+	int			max_bits = state->bound_peers ? 64 : 128;
 
 	state->bound = current_bound(state);
 	state->pruning = false;
@@ -452,11 +455,12 @@ set_bound(SortNodeState *state)
 		state->prune_layout.shift[k] = bits;
 		state->prune_layout.drop[k] = 0;
 		bits += state->keys[k].bits.width + 1;
-		if (bits > 64)
+		if (bits > max_bits)
 			break;
 	}
+	state->prune_bits = bits;
 	/* past what the row arrays can hold, the rows are read whole */
-	state->pruning = (exact && bits <= 64 && state->bound <= PG_UINT32_MAX / 4);
+	state->pruning = (exact && bits <= max_bits && state->bound <= PG_UINT32_MAX / 4);
 	/* twice the bound, saturated: a LIMIT and OFFSET may add up to near INT64_MAX */
 	state->prune_at = state->bound > PG_INT64_MAX / 2 ? PG_INT64_MAX :
 		Max(state->bound * 2, SORT_NODE_PRUNE_MIN);
@@ -956,12 +960,46 @@ prune_rows(SortNodeState *state)
 	uint64	   *words = gpusort_alloc_large(sizeof(uint64) * n);
 	uint32	   *perm = gpusort_alloc_large(sizeof(uint32) * n);
 
+	if (state->prune_bits > 64)
+	{
+		/* two halves: the low ones' stable order, then the high ones' select in it */
+		uint64	   *high = gpusort_alloc_large(sizeof(uint64) * n);
+		uint32	   *first = gpusort_alloc_large(sizeof(uint32) * n);
+
+		Assert(!state->bound_peers);
+		for (int64 i = 0; i < n; i++)
+		{
+			uint128		w = packed_key(state, &state->prune_layout, i);
+
+			words[i] = (uint64) w ^ UINT64_C(0x8000000000000000);
+			high[i] = (uint64) (w >> 64);
+		}
+		argsort_words(state, words, n, 64, first, 0);
+		for (int64 i = 0; i < n; i++)
+			words[i] = high[first[i]] ^ UINT64_C(0x8000000000000000);
+		argsort_words(state, words, n, 64, perm, k);
+		for (int64 i = 0; i < k; i++)
+			perm[i] = first[perm[i]];
+		pfree(high);
+		pfree(first);
+		keep_rows(state, perm, k);
+		state->threshold = packed_key(state, &state->prune_layout, k - 1);
+		state->have_threshold = true;
+		pfree(words);
+		pfree(perm);
+		MemoryContextSwitchTo(old);
+		CHECK_FOR_INTERRUPTS();
+		return;
+	}
 	for (int64 i = 0; i < n; i++)
 		words[i] = (uint64) packed_key(state, &state->prune_layout, i) ^ UINT64_C(0x8000000000000000);
 	if (state->bound_peers)
 	{
+		uint64		threshold;
 		int64		kept = select_peers(state, words, 64, n, k, perm,
-										&state->threshold, &state->have_threshold);
+										&threshold, &state->have_threshold);
+
+		state->threshold = threshold;
 
 		keep_rows(state, perm, kept);
 		/* many peers: the next pruning when as many more are held */
@@ -975,7 +1013,7 @@ prune_rows(SortNodeState *state)
 	}
 	argsort_words(state, words, n, 64, perm, k);
 	keep_rows(state, perm, k);
-	state->threshold = (uint64) packed_key(state, &state->prune_layout, k - 1);
+	state->threshold = packed_key(state, &state->prune_layout, k - 1);
 	state->have_threshold = true;
 	pfree(words);
 	pfree(perm);
@@ -1094,8 +1132,8 @@ read_input(SortNodeState *state)
 		state->rows_in++;
 		if (state->have_threshold &&
 			(state->bound_peers ?
-			 (uint64) packed_key(state, &state->prune_layout, state->ntuples) > state->threshold :
-			 (uint64) packed_key(state, &state->prune_layout, state->ntuples) >= state->threshold))
+			 packed_key(state, &state->prune_layout, state->ntuples) > state->threshold :
+			 packed_key(state, &state->prune_layout, state->ntuples) >= state->threshold))
 		{
 			/* not among the bound's best: passed over */
 		}
@@ -2504,6 +2542,8 @@ sort_rows(SortNodeState *state)
 		uint32	   *first = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
 		/* the low words stay for the tie pass and the cut, else they take the high */
 		uint64	   *second = ties || cut ? gpusort_alloc_large(sizeof(uint64) * Max(n, 1)) : low;
+		/* a bound's first rows only, where no tie pass may reorder them */
+		int64		selected = (out < n && !ties && !peers) ? out : n;
 
 		high = gpusort_alloc_large(sizeof(uint64) * Max(n, 1));
 		for (int64 i = 0; i < n; i++)
@@ -2519,8 +2559,8 @@ sort_rows(SortNodeState *state)
 		/* the high words in the low words' order, then a stable sort of those */
 		for (int64 i = 0; i < n; i++)
 			second[i] = high[first[i]] ^ UINT64_C(0x8000000000000000);
-		argsort_words(state, second, n, 64, state->perm, 0);
-		for (int64 i = 0; i < n; i++)
+		argsort_words(state, second, n, 64, state->perm, selected < n ? selected : 0);
+		for (int64 i = 0; i < selected; i++)
 			state->perm[i] = first[state->perm[i]];
 		packed.low = low;
 		packed.high = high;
