@@ -14,6 +14,9 @@
 #   ORDER BY x with WORKERS parallel workers         node off, same workers 2x    -
 #   gpu_topk_agg(x, 100)                             ORDER BY x LIMIT 100,  2x    2x
 #                                                    node off
+#   ORDER BY x LIMIT 100 with WORKERS workers (14)   node off, same workers 1.5x  -
+#   gpu_topk_agg(x, 100) with WORKERS workers (15)   ORDER BY x LIMIT 100,  1.5x  -
+#                                                    node off, same workers
 #   gpu_sort(array_agg(x)) with WORKERS workers      the same, serial       3x    -
 #
 # and a guard: each query kind (ORDER BY, window, merge join, GROUP BY,
@@ -45,6 +48,7 @@
 #   options: --rows N (10000000)  --runs R (3)  --devices LIST (cpu; cpu,gpu where a GPU is usable)
 #            --workers W (8)  --work-mem SIZE (2GB, every sort in memory on both sides)
 #            --guard-sizes LIST (1000,100000)  --guard-work N (200000)  --guard-runs R (5)  --parts main,guard
+#            --main-rows IDS (the main part's rows by number, comma-separated; all by default)
 #            --guard-devices LIST (the devices, and auto where a GPU is usable)
 #            --host NAME  --out DIR (default $OUT or bench/results, in sort-everywhere-HOST-DATE)
 #   other arguments go to make (CUDA=0); GS_PREBUILT=1 installs prebuilt files.
@@ -67,6 +71,7 @@ guard_work=200000
 guard_runs=5
 guard_devices=auto
 parts=main,guard
+main_rows=
 host=
 outdir=
 quick=0
@@ -88,6 +93,7 @@ while [ $# -gt 0 ]; do
 		--guard-runs) guard_runs=$2; shift 2 ;;
 		--guard-devices) guard_devices=$2; shift 2 ;;
 		--parts) parts=$2; shift 2 ;;
+		--main-rows) main_rows=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
 		--host) host=$2; shift 2 ;;
 		--out) outdir=$2; shift 2 ;;
@@ -127,7 +133,7 @@ gs_log "sort everywhere: $rows rows, devices $devices, best of $runs, $workers w
 raw=$(mktemp)
 psql -X -q -At -F '|' -v ON_ERROR_STOP=1 -v rows="$rows" -v runs="$runs" -v devices="$devices" \
 	-v workers="$workers" -v guard_sizes="$guard_sizes" -v guard_work="$guard_work" -v guard_runs="$guard_runs" \
-	-v guard_devices="$guard_devices" \
+	-v guard_devices="$guard_devices" -v main_rows="${main_rows:-all}" \
 	-v main="$main" -v guard="$guard" -v csv="$csv" -v plans="$plans" >"$raw" <<'SQL'
 CREATE EXTENSION gpusort;
 LOAD 'gpusort';
@@ -226,7 +232,20 @@ INSERT INTO bench_rows VALUES
 	(9, 'main', format('gpu_sort(array_agg(x)), %s workers', :workers), 'int4', :rows,
 	 'serial', 'SELECT cardinality(gpu_sort(array_agg(x))) FROM t', 'max_parallel_workers_per_gather=0',
 	 format('%s workers', :workers), 'SELECT cardinality(gpu_sort(array_agg(x))) FROM t', :'par',
-	 'gpusort.enable_sort=on', true, true, 3, NULL, 1);
+	 'gpusort.enable_sort=on', true, true, 3, NULL, 1),
+	(14, 'main', format('ORDER BY x LIMIT 100, %s workers', :workers), 'int4', :rows,
+	 'node off', 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 100) s', 'gpusort.enable_sort=off',
+	 'node on', 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 100) s', 'gpusort.enable_sort=on',
+	 :'par', false, false, 1.5, NULL, 1),
+	(15, 'main', format('gpu_topk_agg(x, 100), %s workers', :workers), 'int4', :rows,
+	 'ORDER BY x LIMIT 100, node off', 'SELECT count(*) FROM (SELECT x FROM t ORDER BY x LIMIT 100) s',
+	 'gpusort.enable_sort=off', 'gpu_topk_agg', 'SELECT cardinality(gpu_topk_agg(x, 100)) FROM t',
+	 'gpusort.enable_sort=on', :'par', false, true, 1.5, NULL, 1);
+-- --main-rows: only the rows named
+SELECT :'main_rows' <> 'all' AS some_main_rows \gset
+\if :some_main_rows
+DELETE FROM bench_rows WHERE part = 'main' AND id <> ALL (string_to_array(:'main_rows', ',')::int[]);
+\endif
 \endif
 
 \if :guard
