@@ -196,6 +196,23 @@ SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FRO
 SELECT setval('pz_seq', 1, false);
 SELECT p, o, v FROM (SELECT p, o, nextval('pz_seq') v, rank() OVER w r, sum(x) OVER w sx FROM pz
 	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1 ORDER BY p, o;
+-- the same over 5,000 rows in 10 partitions, x = 0 at the row after
+-- partition 8's next peer group
+TRUNCATE pz;
+INSERT INTO pz SELECT 1 + i / 500, i % 500, CASE WHEN i = 3503 THEN 0 ELSE 1 END FROM generate_series(0, 4999) i;
+ANALYZE pz;
+SET gpusort.enable_sort = off;
+SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 2;
+SELECT setval('pz_seq', 1, false);
+SELECT p, o, v FROM (SELECT p, o, nextval('pz_seq') v, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1 AND p <= 3 ORDER BY p, o;
+SET gpusort.enable_sort = on;
+SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 2;
+SELECT setval('pz_seq', 1, false);
+SELECT p, o, v FROM (SELECT p, o, nextval('pz_seq') v, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1 AND p <= 3 ORDER BY p, o;
 DROP SEQUENCE pz_seq;
 DROP TABLE pz;
 
