@@ -175,4 +175,45 @@ SELECT rc_check('SELECT * FROM (SELECT g, a, dense_rank() OVER (PARTITION BY g O
 SELECT rc_check('SELECT * FROM (SELECT g, h, a, rank() OVER (PARTITION BY g ORDER BY a) r, count(*) OVER (PARTITION BY h) c FROM pb) w
 	WHERE r <= 3');
 
+-- Once its run condition is false in a partition, the WindowAgg still
+-- computes the target list of the rows it had read: the next peer group's,
+-- whose first row's frame it ends at the row after them.  An error there
+-- (1 / x at o = 3) or a side effect (nextval(), one a row) is PostgreSQL's
+-- with the node too.
+CREATE TABLE pz (p int4, o int4, x int4);
+INSERT INTO pz VALUES (1, 1, 1), (1, 2, 1), (1, 2, 1), (1, 3, 0), (1, 4, 1), (1, 5, 0), (2, 1, 1), (2, 2, 1);
+CREATE SEQUENCE pz_seq;
+SET gpusort.enable_sort = off;
+SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1;
+SELECT p, o, v FROM (SELECT p, o, nextval('pz_seq') v, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1 ORDER BY p, o;
+SET gpusort.enable_sort = on;
+SELECT rc_plan('SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1');
+SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1;
+SELECT setval('pz_seq', 1, false);
+SELECT p, o, v FROM (SELECT p, o, nextval('pz_seq') v, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1 ORDER BY p, o;
+-- the same over 5,000 rows in 10 partitions, x = 0 at the row after
+-- partition 8's next peer group
+TRUNCATE pz;
+INSERT INTO pz SELECT 1 + i / 500, i % 500, CASE WHEN i = 3503 THEN 0 ELSE 1 END FROM generate_series(0, 4999) i;
+ANALYZE pz;
+SET gpusort.enable_sort = off;
+SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 2;
+SELECT setval('pz_seq', 1, false);
+SELECT p, o, v FROM (SELECT p, o, nextval('pz_seq') v, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1 AND p <= 3 ORDER BY p, o;
+SET gpusort.enable_sort = on;
+SELECT p, o, y FROM (SELECT p, o, 1 / x y, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 2;
+SELECT setval('pz_seq', 1, false);
+SELECT p, o, v FROM (SELECT p, o, nextval('pz_seq') v, rank() OVER w r, sum(x) OVER w sx FROM pz
+	WINDOW w AS (PARTITION BY p ORDER BY o)) w WHERE r <= 1 AND p <= 3 ORDER BY p, o;
+DROP SEQUENCE pz_seq;
+DROP TABLE pz;
+
 DROP TABLE pb;

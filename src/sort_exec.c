@@ -2233,11 +2233,17 @@ peers_end(SortNodeState *state, int64 c)
 /*
  * Under a run condition's bound c in each partition (part_keys > 0), the
  * sorted rows in order: keeps in perm, in order, each partition's rows up
- * to its c-th's peers and its next peer group, and returns how many.  A
- * partition's later rows are those its WindowAgg passes over.  Partitions
- * and peers are told by the words where they hold the keys exactly
- * (part_exact: the partition keys are packed whole above bit part_shift;
- * all_exact: every key is), else by PostgreSQL's comparators.
+ * to its c-th's peers, its next peer group and the first row after that
+ * group, and returns how many.  The WindowAgg reads that row to find where
+ * the group ends (the frame of the group's first row, whose window
+ * functions it computes before its run condition fails), and once in
+ * WINDOWAGG_PASSTHROUGH_STRICT still computes the target list of the rows
+ * it had read (nodeWindowAgg.c), which may fail (1 / x) or have side
+ * effects (nextval()).  A partition's later rows are those its WindowAgg
+ * reads past without computing anything.  Partitions and peers are told by
+ * the words where they hold the keys exactly (part_exact: the partition
+ * keys are packed whole above bit part_shift; all_exact: every key is),
+ * else by PostgreSQL's comparators.
  */
 static int64
 partition_cut(SortNodeState *state, const PackedWords *words, bool part_exact, int part_shift,
@@ -2257,6 +2263,7 @@ partition_cut(SortNodeState *state, const PackedWords *words, bool part_exact, i
 	{
 		uint32		row = perm[i];
 		bool		new_partition = (i == 0);
+		bool		begins_past;
 
 		if (i > 0)
 		{
@@ -2271,11 +2278,13 @@ partition_cut(SortNodeState *state, const PackedWords *words, bool part_exact, i
 			groups_past = 0;
 		}
 		/* the peer group's first row at c or past it: its rank is past c */
-		if (pos >= c && groups_past < 2 &&
-			(new_partition ||
-			 !(all_exact ? same_word(words, prev, row) : keys_equal(state, prev, row, nkeys, values, isnull))))
+		begins_past = (pos >= c && groups_past < 2 &&
+					   (new_partition ||
+						!(all_exact ? same_word(words, prev, row) :
+						  keys_equal(state, prev, row, nkeys, values, isnull))));
+		if (begins_past)
 			groups_past++;
-		if (groups_past <= 1)
+		if (groups_past <= 1 || begins_past)
 			perm[out++] = row;
 		pos++;
 		prev = row;

@@ -36,8 +36,9 @@
  * (PRIV_PART_KEYS) holds one integer: how many of the leading keys are the
  * WindowAgg's PARTITION BY columns (0 for none).  With some, the bound holds
  * in each partition: the WindowAgg passes over a partition's rows past its
- * condition, and the node keeps each partition's rows of rank at most c and
- * its next peer group.
+ * condition, and the node keeps each partition's rows of rank at most c,
+ * its next peer group and the row after that group (sort_exec.c's
+ * partition_cut).
  */
 enum
 {

@@ -662,7 +662,9 @@ window_funcs_walker(Node *node, WindowFuncsCheck *check)
  * reaches them.  With a PARTITION BY, the top WindowAgg reads the rest of
  * the partition without computing anything (WINDOWAGG_PASSTHROUGH_STRICT)
  * and starts again at the next: the same rows, in each partition, are all
- * it uses (*npart is then the number of partition columns).  The node keeps
+ * it uses, with the row after that peer group, which it reads to end the
+ * group's frame and whose target list it then computes in passing
+ * (*npart is then the number of partition columns).  The node keeps
  * those rows (sort_exec.c) when:
  * - the WindowAgg's partitions and peers are the node's: its partition
  *   columns and then its ordering columns are the node's keys, with their
