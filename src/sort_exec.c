@@ -2298,7 +2298,7 @@ partition_cut(SortNodeState *state, const PackedWords *words, bool part_exact, i
 }
 
 /*
- * A partition's best values, for preselect_partitions: up to c + 2 distinct
+ * A partition's best values, for preselect_partitions: up to c + 3 distinct
  * values of its ordering keys' bits, ascending, with how many rows hold each.
  */
 typedef struct PartitionBest
@@ -2306,7 +2306,8 @@ typedef struct PartitionBest
 	uint128		part;			/* the partition keys' bits */
 	int			nvalues;
 	int			full;			/* nvalues reaches past the c-th row: the
-								 * last value is the next peer group's */
+								 * last two values are the next peer
+								 * group's and the one after it */
 } PartitionBest;
 
 /* The partitions whose best values are kept are at most this many per row read */
@@ -2331,8 +2332,9 @@ mix_bits(uint128 v)
  * before the sort, so that only those are sorted.  A row's word is its
  * partition's bits above part_shift and its ordering keys' bits below; a
  * partition keeps the rows whose ordering bits are at most its threshold:
- * the least value above the c-th row's value (the next peer group), or, for
- * c = 0, its least value.  One pass finds each partition's threshold in a
+ * the second least value above the c-th row's value (the value after the
+ * next peer group's, whose first row the cut keeps), or, for c = 0, its
+ * second least value.  One pass finds each partition's threshold in a
  * hash table of its best values, a second keeps the rows (keep_rows, in
  * input order).  Returns false, leaving the rows as they are, where the
  * partitions are so many that few rows would go.
@@ -2341,7 +2343,7 @@ static bool
 preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_shift, int64 c)
 {
 	int64		n = state->ntuples;
-	int			slots = (int) c + 2;
+	int			slots = (int) c + 3;
 	uint128		low_mask = ((uint128) 1 << part_shift) - 1;
 	int64		max_parts = (int64) (n * PRESELECT_MAX_SLOTS_PER_ROW) / slots;
 	int64		capacity = 1024;
@@ -2396,7 +2398,7 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 		p = &parts[table[slot]];
 		pv = values + (Size) table[slot] * slots;
 		pc = counts + (Size) table[slot] * slots;
-		/* past the next peer group's value: not kept */
+		/* past the value after the next peer group's: not kept */
 		if (p->full && v > pv[p->nvalues - 1])
 			continue;
 		for (j = 0; j < p->nvalues && pv[j] < v; j++)
@@ -2416,15 +2418,18 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 			pc[j] = 1;
 			p->nvalues = last + 1;
 		}
-		/* the values up to the first whose rows reach c, and the next */
+		/* the values up to the first whose rows reach c, and the next two */
 		cum = 0;
 		p->full = false;
 		for (j = 0; j < p->nvalues; j++)
 		{
 			if (cum >= c)
 			{
-				p->nvalues = j + 1;
-				p->full = true;
+				if (j + 1 < p->nvalues)
+				{
+					p->nvalues = j + 2;
+					p->full = true;
+				}
 				break;
 			}
 			cum += pc[j];
