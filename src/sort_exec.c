@@ -2633,12 +2633,16 @@ sort_rows(SortNodeState *state)
 /*
  * The rows in order (sort_rows); under a run condition's bound in each
  * partition with every key packed exactly, only the rows that its cut keeps
- * (preselect_partitions).
+ * (preselect_partitions), where the sort would run on the CPU: on the GPU
+ * sorting every row took less than the selection's pass over them (10^7
+ * rows, 10^4 partitions, k = 10, on an H200 host: 1,355 ms a statement
+ * without it, 1,507 with it).
  */
 static void
 sort_in_memory(SortNodeState *state)
 {
-	if (state->bound_peers && state->part_keys > 0 && state->bound <= PRESELECT_MAX_BOUND)
+	if (state->bound_peers && state->part_keys > 0 && state->bound <= PRESELECT_MAX_BOUND &&
+		!gpusort_gpu_likely((size_t) state->ntuples))
 	{
 		PackLayout	layout;
 		int			bits;
