@@ -99,18 +99,19 @@ SELECT node_check('SELECT id, 7 AS k FROM ob ORDER BY (id * 0)');
 
 -- small LIMITs: the node prunes the rows as it reads them where the keys pack
 -- exactly into 128 bits with a NULL bit each (words of two halves past 64
--- bits), else Sort's top-N heap keeps the sort ('not used'); cuts inside
--- runs of NULLs and of equal values
+-- bits) and the rows are wider than a word, else Sort's top-N heap keeps the
+-- sort ('not used'); cuts inside runs of NULLs and of equal values
 SELECT q, lim, node_check(q, ', ctid', lim) FROM (VALUES
 	('SELECT id, f8 FROM ob ORDER BY f8', ' LIMIT 100'),
 	('SELECT id, f8 FROM ob ORDER BY f8 DESC NULLS LAST, i4', ' LIMIT 100 OFFSET 5'),
 	('SELECT id, i8 FROM ob ORDER BY i8 DESC NULLS FIRST', ' LIMIT 50 OFFSET 1990'),
 	('SELECT id, d, ts FROM ob ORDER BY d, ts NULLS FIRST', ' LIMIT 300'),
 	('SELECT id, tz FROM ob ORDER BY tz DESC', ' LIMIT 1'),
-	('SELECT id, i2 FROM ob ORDER BY i2', ' LIMIT 700'),
+	('SELECT id, i2, i4 FROM ob ORDER BY i2', ' LIMIT 700'),
 	('SELECT id, f4, i2 FROM ob ORDER BY f4 NULLS FIRST, i2 DESC', ' LIMIT 2100'),
 	('SELECT id, i8, f8 FROM ob ORDER BY i8, f8', ' LIMIT 10'),
-	('SELECT id, t FROM ob ORDER BY t', ' LIMIT 10')
+	('SELECT id, t FROM ob ORDER BY t', ' LIMIT 10'),
+	('SELECT f8 FROM ob ORDER BY f8', ' LIMIT 10')
 ) v(q, lim);
 
 -- EXPLAIN shows the node and its keys
