@@ -7,8 +7,10 @@
 -- share, k from 0 and 1 to past the group's size, both directions, every
 -- type with NaN, -0 and the infinities, serial and under a forced parallel
 -- plan (partial states serialized and combined).  Then the bound itself: the
--- partial state of 10^6 rows holds k values, and a hash aggregate over
--- groups of 125,000 rows stays within a small memory.
+-- partial state of 10^6 rows holds k values, a hash aggregate over groups
+-- of 125,000 rows stays within a small memory, and so does one over 2,000
+-- groups of 200 rows, whose rows after the first few are dropped; a window
+-- aggregate reads its state between rows.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
@@ -181,9 +183,48 @@ RESET work_mem;
 RESET enable_sort;
 RESET max_parallel_workers_per_gather;
 
+-- Once a group holds k values, a row that does not come before the k-th of
+-- them is dropped by the transition without being stored: 2,000 groups of
+-- 200 rows, k = 3 and 10, hold a few hundred bytes each (all their values
+-- would be 1.6 kB a group, 3 MB in all), and their answers stay those of
+-- array_agg.
+SET work_mem = '32MB';
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE small_groups AS
+SELECT i % 2000 AS g, (i::int8 * 7919 % 1000003)::float8 AS x, (i::int8 * 7919 % 1000003)::int4 AS y
+FROM generate_series(1, 400000) i;
+ANALYZE small_groups;
+SELECT strategy, peak_kb < 3072 AS under_3_mb
+FROM hash_aggregate_memory_kb('SELECT g, gpu_topk_agg(x, 3) FROM small_groups GROUP BY g');
+SELECT strategy, peak_kb < 3072 AS under_3_mb
+FROM hash_aggregate_memory_kb('SELECT g, gpu_topk_agg(x, 10, true) FROM small_groups GROUP BY g');
+SELECT count(*) AS groups, bool_and(a3 = e3) AS k3_same, bool_and(a10 = e10) AS k10_same,
+	   bool_and(i3 = f3) AS int4_k3_same
+FROM (SELECT g, gpu_topk_agg(x, 3) AS a3, gpu_topk_agg(x, 10, true) AS a10, gpu_topk_agg(y, 3, true) AS i3
+	  FROM small_groups GROUP BY g) a
+JOIN (SELECT g, (array_agg(x ORDER BY x))[1:3] AS e3, (array_agg(x ORDER BY x DESC))[1:10] AS e10,
+			 (array_agg(y ORDER BY y DESC))[1:3] AS f3
+	  FROM small_groups GROUP BY g) b USING (g);
+RESET work_mem;
+RESET max_parallel_workers_per_gather;
+
+-- A window aggregate: the final function runs after each row while the
+-- state keeps its bound and goes on dropping rows; ties at the k-th value
+-- (x has 7 distinct values), NULLs, both directions.
+CREATE TABLE window_rows AS
+SELECT i, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 37 % 7)::float8 END AS x
+FROM generate_series(1, 300) i;
+SELECT count(*) AS rows,
+	   count(*) FILTER (WHERE asc3 IS DISTINCT FROM
+						(SELECT (array_agg(w.x ORDER BY w.x))[1:3] FROM window_rows w WHERE w.i <= r.i)) AS asc_failed,
+	   count(*) FILTER (WHERE desc5 IS DISTINCT FROM
+						(SELECT (array_agg(w.x ORDER BY w.x DESC))[1:5] FROM window_rows w WHERE w.i <= r.i)) AS desc_failed
+FROM (SELECT i, gpu_topk_agg(x, 3) OVER (ORDER BY i) AS asc3, gpu_topk_agg(x, 5, true) OVER (ORDER BY i) AS desc5
+	  FROM window_rows) r;
+
 DROP FUNCTION hash_aggregate_memory_kb(text);
 DROP AGGREGATE topk_partial_state(int4, int);
 DROP FUNCTION plan_lines(text);
 DROP VIEW bounded_check;
 DROP VIEW bounded_got;
-DROP TABLE bounded_groups, bounded_rows, bounded_expected, million;
+DROP TABLE bounded_groups, bounded_rows, bounded_expected, million, small_groups, window_rows;

@@ -22,12 +22,16 @@
  * (gpusort_agg_sorted), after which a later final call finds them in order.
  *
  * gpu_topk_agg (topk.c) makes its state limited to its k: the values then
- * come in behind the best k kept so far, and once they reach
- * Max(2k, AGG_PRUNE_MIN) those that are not before the k-th kept value are
- * dropped (one compare each) and, when enough remain, the CPU top-k select
- * picks the best k again.  A group so holds O(k) values however many rows
- * it has; its partial state is cut to k before it is serialized, and
- * combining two cuts the union to k.
+ * come in behind the best k kept so far, and once they reach the state's
+ * prune size (2k, or more for a small k) those that are not before the k-th
+ * kept value are dropped (one compare each) and, when enough remain, the
+ * best k are selected again (sorted in place when they are few, else the CPU
+ * top-k select).  From its first select on, a packed state keeps the ordered
+ * key of its k-th value (its bound), and the transition drops a value that
+ * does not come before it with that one compare, without storing it: in a
+ * group of n random rows only about k ln(n / k) are ever stored.  A group so
+ * holds O(k) values however many rows it has; its partial state is cut to k
+ * before it is serialized, and combining two cuts the union to k.
  *
  * The other element types that ORDER BY sorts (numeric, text under any
  * collation, uuid, composite types ...) make a generic state: the values
@@ -74,8 +78,18 @@ PG_FUNCTION_INFO_V1(gpu_sort_agg_final);
 /* At most this many values are sorted in place (gs_cpu_sort's insertion sort, no scratch). */
 #define AGG_SORT_IN_PLACE_MAX 64
 
-/* A limited state prunes at Max(2 limit, AGG_PRUNE_MIN) values (amortising each prune over many rows). */
+/*
+ * A limited generic state prunes at Max(2 limit, AGG_PRUNE_MIN) values
+ * (amortising each sort over many rows).  A packed one prunes at Max(2
+ * limit, what the room of its first values holds beside k): from its first
+ * prune on it knows the worst of its best limit values, and its transition
+ * drops the values that come no earlier with one compare of ordered keys
+ * (gpusort_agg_key), so that a group of many rows stores few of them, and
+ * its prunes sort at most AGG_SORT_IN_PLACE_MAX values in place while 2
+ * limit is that few.
+ */
 #define AGG_PRUNE_MIN 1024
+#define AGG_PRUNE_MIN_PACKED_BYTES (AGG_INLINE_BYTES - MAXALIGN(sizeof(int32)))
 
 /*
  * The serialized state: this header, param_len bytes of parameter, then
@@ -409,6 +423,8 @@ reserve(SortAggState *state, int64 extra)
 						(long long) limit, format_type_be(state->elemtype))));
 	capacity = state->capacity > limit / 2 ? limit : Max(state->capacity, 1) * 2;
 	capacity = Min(capacity, state->prune_at);	/* a limited state never holds more */
+	if (state->prune_at <= AGG_PRUNE_MIN)
+		capacity = state->prune_at; /* and takes room for a few at once */
 	capacity = Max(capacity, state->nvalues + extra);
 
 	/*
@@ -429,6 +445,66 @@ reserve(SortAggState *state, int64 extra)
 	}
 	state->capacity = capacity;
 	clamp_capacity(state);
+}
+
+/* The ordered key of the packed value at p, in the state's order (as gpusort_agg_key). */
+static uint64
+packed_key(const SortAggState *state, const char *p)
+{
+	switch (state->typlen)
+	{
+		case 2:
+			{
+				uint16		bits;
+
+				memcpy(&bits, p, sizeof(bits));
+				return gs_to_key16(bits, state->descending);
+			}
+		case 4:
+			{
+				uint32		bits;
+
+				memcpy(&bits, p, sizeof(bits));
+				return gs_to_key32(bits, state->type == GS_FLOAT4, state->descending);
+			}
+		default:
+			{
+				uint64		bits;
+
+				memcpy(&bits, p, sizeof(bits));
+				return gs_to_key64(bits, state->type == GS_FLOAT8, state->descending);
+			}
+	}
+}
+
+/*
+ * Sets a limited packed state's bound once it holds limit selected values
+ * (at once for a limit of 0: no value enters): the key of the worst of
+ * them.  Later values whose key is not below it cannot be among the best
+ * limit, since ties are equal values and those held come first.
+ */
+static void
+set_bound(SortAggState *state)
+{
+	if (state->generic || state->limit < 0)
+		return;
+	if (state->limit == 0)
+	{
+		state->bounded = true;
+		state->bound_key = 0;
+	}
+	else if (state->kept == state->limit)
+	{
+		state->bounded = true;
+		state->bound_key = packed_key(state, state->values + (state->kept - 1) * state->typlen);
+	}
+}
+
+/* Whether a limited packed state's bound drops the by-value element value. */
+static inline bool
+out_of_bound(const SortAggState *state, Datum value)
+{
+	return state->bounded && state->typbyval && gpusort_agg_key(state, value) >= state->bound_key;
 }
 
 /*
@@ -485,6 +561,16 @@ keep_best(SortAggState *state)
 			sort_generic(state, true);
 		free_generic_values(state, keep, state->nvalues);
 	}
+	else if (keep > 0 && state->kept < state->nvalues && state->nvalues <= AGG_SORT_IN_PLACE_MAX)
+	{
+		/* a few values: sorted in place in the state's order (an insertion sort) */
+		gs_error	err;
+
+		if (gs_cpu_sort(state->type, state->values, (size_t) state->nvalues, state->descending,
+						NULL, NULL, NULL, &err) != GS_OK)
+			elog(ERROR, "gpusort: the CPU sort of %lld values failed: %s",
+				 (long long) state->nvalues, err.message);
+	}
 	else if (keep > 0 && state->kept < state->nvalues)
 	{
 		Size		kept_bytes = (Size) keep * state->typlen;
@@ -510,6 +596,7 @@ keep_best(SortAggState *state)
 		pfree(best);
 	}
 	state->nvalues = state->kept = keep;
+	set_bound(state);
 }
 
 /*
@@ -573,8 +660,10 @@ gpusort_agg_set_limit(SortAggState *state, int32 limit)
 		return;
 	}
 	state->limit = limit;
-	state->prune_at = Max(2 * (int64) limit, AGG_PRUNE_MIN);
+	state->prune_at = Max(2 * (int64) limit,
+						  state->generic ? AGG_PRUNE_MIN : AGG_PRUNE_MIN_PACKED_BYTES / state->typlen);
 	state->kept = 0;
+	set_bound(state);
 	if (state->nvalues >= state->prune_at)
 		prune(state, false);
 }
@@ -659,6 +748,8 @@ gpusort_agg_add(SortAggState *state, FunctionCallInfo fcinfo, int argno)
 		return;
 	}
 	value = PG_GETARG_DATUM(argno);
+	if (out_of_bound(state, value))
+		return;
 	reserve(state, 1);
 	slot = state->values + state->nvalues * state->typlen;
 	if (state->generic)
@@ -844,6 +935,51 @@ gpusort_agg_at_rank(SortAggState *state, int64 rank)
 		return state->values + at * state->typlen;
 	}
 	return gpusort_agg_sorted(state) + rank * state->typlen;
+}
+
+void
+gpusort_agg_first(const SortAggState *state, int64 n, char *dest)
+{
+	Size		bytes = (Size) n * state->typlen;
+	GpusortJob	job;
+
+	Assert(!state->generic && n >= 0 && n <= state->nvalues);
+	if (n == 0)
+		return;
+
+	/* a limited state's last prune left its best values first, in its order */
+	if (state->limit >= 0 && state->kept == state->nvalues)
+	{
+		memcpy(dest, state->values, bytes);
+		return;
+	}
+
+	/*
+	 * A few values (a group's after its prunes): sorted in a copy on the
+	 * CPU, where a select through gpusort_run would cost more in its setup
+	 */
+	if (state->nvalues <= AGG_SORT_IN_PLACE_MAX)
+	{
+		int64		copy[AGG_SORT_IN_PLACE_MAX];
+		gs_error	err;
+
+		memcpy(copy, state->values, (Size) state->nvalues * state->typlen);
+		if (gs_cpu_sort(state->type, copy, (size_t) state->nvalues, state->descending,
+						NULL, NULL, NULL, &err) != GS_OK)
+			elog(ERROR, "gpusort: the CPU sort of %lld values failed: %s",
+				 (long long) state->nvalues, err.message);
+		memcpy(dest, copy, bytes);
+		return;
+	}
+
+	memset(&job, 0, sizeof(job));
+	job.type = state->type;
+	job.n = (size_t) state->nvalues;
+	job.descending = state->descending;
+	job.source = state->values;
+	job.dest = dest;
+	job.limit = (size_t) n;
+	gpusort_run(&job);
 }
 
 void

@@ -24,6 +24,7 @@
 #include "utils/expandeddatum.h"
 
 #include "gpusort.h"
+#include "keys.h"
 
 /*
  * A state holds at most this many sorted runs from its partial states; one
@@ -34,12 +35,35 @@
 typedef struct SortAggState
 {
 	ExpandedObjectHeader hdr;	/* first: a gpusort_state datum points here */
-	Oid			elemtype;
+
+	/*
+	 * What a transition function reads for every row comes first, next to
+	 * the header where the datum points (a hash aggregation over many
+	 * groups misses the cache once per row on its state, and should not
+	 * miss it again on the fields).
+	 */
 	gs_type		type;
-	int16		typlen;
+	int32		limit;			/* only the best limit values matter; -1: all */
+	uint64		bound_key;		/* bounded: the ordered key (keys.h), in the
+								 * state's order, of the worst of limit values
+								 * that the state holds; a value whose key is
+								 * not below it cannot enter the best limit */
 	bool		typbyval;
 	bool		descending;
+	bool		bounded;		/* bound_key holds (a limited packed state) */
 	bool		sorted;			/* values are in ascending order */
+	Oid			elemtype;
+	int64		nvalues;		/* non-NULL values in values */
+	int64		capacity;		/* values has room for this many */
+	int64		prune_at;		/* a limited state prunes when it holds this
+								 * many values (PG_INT64_MAX: never) */
+	char	   *values;
+	int64		nnulls;			/* nvalues + nnulls never overflows, nor does
+								 * capacity + nnulls */
+	int64		kept;			/* values[0 .. kept) are the best (at most
+								 * limit) of the values pruned so far, in the
+								 * state's order; 0 before the first prune */
+	int16		typlen;
 	bool		generic;		/* a type gpusort does not pack: values holds
 								 * Datums (typlen sizeof(Datum), typbyval
 								 * false), each by-reference one a detoasted
@@ -47,27 +71,16 @@ typedef struct SortAggState
 								 * sorted with the type's comparator under
 								 * collation (any_sort.c); no runs */
 	bool		elembyval;		/* generic: the element type's typbyval, */
-	char		elemalign;		/* typalign */
+	char		elemalign;		/* typalign, */
+	int16		elemlen;		/* typlen */
 	int32		nruns;			/* >= 2: values are nruns ascending runs, run r
 								 * at [run_starts[r], run_starts[r + 1]), the
 								 * last ending at nvalues; 0: no runs */
 	Oid			collation;		/* generic: the collation of the input */
-	int64	   *run_starts;		/* room for run_capacity starts, or NULL */
 	int32		run_capacity;	/* 0, 9 or 2 GPUSORT_AGG_MAX_RUNS + 1 */
-	int64		nvalues;		/* non-NULL values in values */
-	int64		nnulls;			/* nvalues + nnulls never overflows, nor does
-								 * capacity + nnulls */
-	int64		capacity;		/* values has room for this many */
-	char	   *values;
-	char	   *param;			/* the constant argument, MAXALIGNed bytes, or NULL */
 	int32		param_len;
-	int16		elemlen;		/* generic: the element type's typlen */
-	int64		limit;			/* only the best limit values matter; -1: all */
-	int64		prune_at;		/* a limited state prunes when it holds this
-								 * many values (PG_INT64_MAX: never) */
-	int64		kept;			/* values[0 .. kept) are the best (at most
-								 * limit) of the values pruned so far, in the
-								 * state's order; 0 before the first prune */
+	int64	   *run_starts;		/* room for run_capacity starts, or NULL */
+	char	   *param;			/* the constant argument, MAXALIGNed bytes, or NULL */
 } SortAggState;
 
 /*
@@ -114,6 +127,14 @@ extern void gpusort_agg_append_view(SortAggState *state, const SortAggView *view
 
 /* The view of a state in memory. */
 extern SortAggView gpusort_agg_view(const SortAggState *state);
+
+/*
+ * Writes the first n (at most nvalues) of a packed state's values in the
+ * state's order to dest, leaving the state as it is: copied where its last
+ * prune left them first, sorted in a copy where they are few, else selected
+ * through gpusort_run.
+ */
+extern void gpusort_agg_first(const SortAggState *state, int64 n, char *dest);
 
 /*
  * Readies a state to leave its process: a limited one keeps its best limit
@@ -175,6 +196,29 @@ gpusort_agg_arg_in_memory(FunctionCallInfo fcinfo)
 }
 
 /*
+ * The ordered key (keys.h) of a by-value element of a packed state in the
+ * state's order: of two values, the one with the smaller key comes first,
+ * and equal keys are equal values (the same bits).
+ */
+static inline uint64
+gpusort_agg_key(const SortAggState *state, Datum value)
+{
+	switch (state->type)
+	{
+		case GS_INT2:
+			return gs_to_key16((uint16) DatumGetInt16(value), state->descending);
+		case GS_INT4:
+			return gs_to_key32(DatumGetUInt32(value), false, state->descending);
+		case GS_FLOAT4:
+			return gs_to_key32(DatumGetUInt32(value), true, state->descending);
+		case GS_INT8:
+			return gs_to_key64((uint64) DatumGetInt64(value), false, state->descending);
+		default:
+			return gs_to_key64((uint64) DatumGetInt64(value), true, state->descending);
+	}
+}
+
+/*
  * Declares a transition function twice from one body, name##_step(fcinfo)
  * returning the state: name returns it as internal, name##_state as a
  * gpusort_state.
@@ -223,7 +267,8 @@ extern void gpusort_agg_param(SortAggState *state, const void *param, int32 len,
 /*
  * Makes the state limited: from now on it keeps only the values that can
  * still be among the first limit of its order (ties are equal values, so any
- * of them will do), at most Max(2 limit, 1024) at a time.
+ * of them will do), at most Max(2 limit, 1024) at a time, or for a packed
+ * type Max(2 limit, the few that the state's own room holds).
  */
 extern void gpusort_agg_set_limit(SortAggState *state, int32 limit);
 

@@ -8,7 +8,8 @@
  * which selects them without sorting the rest.  The aggregate keeps
  * gpu_sort_agg's state with k in it, limited to k (aggregate.c): it holds
  * the best k values seen so far and at most about 2k in all, whatever the
- * number of rows, and its partial states carry at most k.
+ * number of rows, and its partial states carry at most k.  A row whose value
+ * comes no earlier than the k-th of those costs one compare (add_fast).
  */
 #include "postgres.h"
 
@@ -55,28 +56,37 @@ get_descending(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * The first k of nvalues packed values and nnulls NULLs in sorted order, as
- * a new array: min(k, nvalues) values then NULLs ascending, NULLs first
- * descending.
+ * A new array for the first k of nvalues packed values and nnulls NULLs in
+ * sorted order: min(k, nvalues) values then NULLs ascending, NULLs first
+ * descending; *taken_values is how many values it has room for.
  */
+static ArrayType *
+new_topk_array(Oid elemtype, int64 nvalues, int64 nnulls, int32 k, bool descending,
+			   const char *what, int64 *taken_values)
+{
+	int64		total = Min((int64) k, nvalues + nnulls);
+	int64		taken_nulls = descending ? Min(total, nnulls) : total - Min(total, nvalues);
+
+	*taken_values = total - taken_nulls;
+	return gpusort_new_array(elemtype, (int16) gs_type_size(gpusort_type_from_oid(elemtype)),
+							 *taken_values, taken_nulls, descending, what);
+}
+
+/* The first k of nvalues packed values and nnulls NULLs in sorted order, as a new array. */
 static ArrayType *
 topk_array(Oid elemtype, const char *values, int64 nvalues, int64 nnulls, int32 k,
 		   bool descending, const char *what)
 {
-	gs_type		type = gpusort_type_from_oid(elemtype);
-	int64		total = Min((int64) k, nvalues + nnulls);
-	int64		taken_nulls = descending ? Min(total, nnulls) : total - Min(total, nvalues);
-	int64		taken_values = total - taken_nulls;
-	ArrayType  *result;
+	int64		taken_values;
+	ArrayType  *result = new_topk_array(elemtype, nvalues, nnulls, k, descending, what,
+										&taken_values);
 	GpusortJob	job;
 
-	result = gpusort_new_array(elemtype, (int16) gs_type_size(type), taken_values, taken_nulls,
-							   descending, what);
 	if (taken_values == 0)
 		return result;
 
 	memset(&job, 0, sizeof(job));
-	job.type = type;
+	job.type = gpusort_type_from_oid(elemtype);
 	job.n = (size_t) nvalues;
 	job.descending = descending;
 	job.source = values;
@@ -119,13 +129,16 @@ gpu_topk(PG_FUNCTION_ARGS)
 }
 
 /*
- * Most rows: a by-value element for a state of the same k and direction with
- * room for it before its next prune, appended without a call (at 10^7 rows
- * each nanosecond per row is 10 ms of the statement).  False when the row
- * needs the full path: the first row, a NULL, an argument that differs.
+ * Most rows: a by-value element for a state of the same k and direction,
+ * dropped with one compare when it comes no earlier than the worst of the
+ * best k that the state holds (the state's bound, from its first prune on),
+ * else appended when there is room for it before the next prune, without a
+ * call (at 10^7 rows each nanosecond per row is 10 ms of the statement).
+ * False when the row needs the full path: the first row, a NULL, an argument
+ * that differs, a prune.
  */
 static inline bool
-append_fast(FunctionCallInfo fcinfo)
+add_fast(FunctionCallInfo fcinfo)
 {
 	SortAggState *state;
 	bool		descending = false;
@@ -139,8 +152,11 @@ append_fast(FunctionCallInfo fcinfo)
 		descending = PG_GETARG_BOOL(3);
 	}
 	if (!state->typbyval || state->descending != descending ||
-		state->limit != PG_GETARG_INT32(2) ||
-		state->nvalues >= state->capacity || state->nvalues + 1 >= state->prune_at)
+		state->limit != PG_GETARG_INT32(2))
+		return false;
+	if (state->bounded && gpusort_agg_key(state, PG_GETARG_DATUM(1)) >= state->bound_key)
+		return true;
+	if (state->nvalues >= state->capacity || state->nvalues + 1 >= state->prune_at)
 		return false;
 	store_att_byval(state->values + state->nvalues * state->typlen, PG_GETARG_DATUM(1),
 					state->typlen);
@@ -159,7 +175,7 @@ gpu_topk_agg_transfn_step(FunctionCallInfo fcinfo)
 	int32		k;
 	SortAggState *state;
 
-	if (append_fast(fcinfo))
+	if (add_fast(fcinfo))
 		return gpusort_agg_arg_in_memory(fcinfo);
 
 	k = get_k(fcinfo, 2);
@@ -204,6 +220,8 @@ gpu_topk_agg_final(PG_FUNCTION_ARGS)
 {
 	SortAggState *state;
 	int32		k;
+	int64		taken_values;
+	ArrayType  *result;
 
 	if (!AggCheckCallContext(fcinfo, NULL))
 		elog(ERROR, "gpu_topk_agg_final called in non-aggregate context");
@@ -214,6 +232,8 @@ gpu_topk_agg_final(PG_FUNCTION_ARGS)
 	k = kept_k(state);
 	if (state->generic)
 		PG_RETURN_ARRAYTYPE_P(gpusort_agg_generic_array(state, k, "gpu_topk_agg"));
-	PG_RETURN_ARRAYTYPE_P(topk_array(state->elemtype, state->values, state->nvalues, state->nnulls,
-									 k, state->descending, "gpu_topk_agg"));
+	result = new_topk_array(state->elemtype, state->nvalues, state->nnulls, k, state->descending,
+							"gpu_topk_agg", &taken_values);
+	gpusort_agg_first(state, taken_values, ARR_DATA_PTR(result));
+	PG_RETURN_ARRAYTYPE_P(result);
 }
