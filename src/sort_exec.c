@@ -982,17 +982,14 @@ prune_rows(SortNodeState *state)
 			perm[i] = first[perm[i]];
 		pfree(high);
 		pfree(first);
-		keep_rows(state, perm, k);
-		state->threshold = packed_key(state, &state->prune_layout, k - 1);
-		state->have_threshold = true;
-		pfree(words);
-		pfree(perm);
-		MemoryContextSwitchTo(old);
-		CHECK_FOR_INTERRUPTS();
-		return;
 	}
-	for (int64 i = 0; i < n; i++)
-		words[i] = (uint64) packed_key(state, &state->prune_layout, i) ^ UINT64_C(0x8000000000000000);
+	else
+	{
+		for (int64 i = 0; i < n; i++)
+			words[i] = (uint64) packed_key(state, &state->prune_layout, i) ^ UINT64_C(0x8000000000000000);
+		if (!state->bound_peers)
+			argsort_words(state, words, n, 64, perm, k);
+	}
 	if (state->bound_peers)
 	{
 		uint64		threshold;
@@ -1000,21 +997,17 @@ prune_rows(SortNodeState *state)
 										&threshold, &state->have_threshold);
 
 		state->threshold = threshold;
-
 		keep_rows(state, perm, kept);
 		/* many peers: the next pruning when as many more are held */
 		if (kept > state->prune_at / 2)
 			state->prune_at = kept > PG_INT64_MAX / 2 ? PG_INT64_MAX : kept * 2;
-		pfree(words);
-		pfree(perm);
-		MemoryContextSwitchTo(old);
-		CHECK_FOR_INTERRUPTS();
-		return;
 	}
-	argsort_words(state, words, n, 64, perm, k);
-	keep_rows(state, perm, k);
-	state->threshold = packed_key(state, &state->prune_layout, k - 1);
-	state->have_threshold = true;
+	else
+	{
+		keep_rows(state, perm, k);
+		state->threshold = packed_key(state, &state->prune_layout, k - 1);
+		state->have_threshold = true;
+	}
 	pfree(words);
 	pfree(perm);
 	MemoryContextSwitchTo(old);
