@@ -203,6 +203,28 @@ typedef struct SortNodeState
 	bool		have_threshold;
 	uint128		threshold;
 
+	/*
+	 * The ranking functions of the WindowAggs the node took (PRIV_WINDOW):
+	 * function w (a WINDOW_*) is scan column ncols + w, its partitions runs
+	 * of the first win_part[w] keys, its peers runs of the first
+	 * win_keys[w].  win_diff holds, for each sorted row in memory, the
+	 * first of the first win_max_keys keys on which it differs from the row
+	 * before (win_max_keys for none, 0 for the first row); from a
+	 * tuplesort, each row is compared with the one before (win_prev).
+	 */
+	int			nwin;
+	int		   *win_kinds;
+	int		   *win_part;
+	int		   *win_keys;
+	int			win_max_keys;
+	uint8	   *win_diff;
+	TupleTableSlot *win_prev;	/* the row returned before, from a tuplesort */
+	TupleTableSlot *row_slot;	/* a row's columns, before the functions' */
+	bool		win_started;	/* a row has been returned since the scan began */
+	int64	   *win_row;		/* each function's last row_number, rank and dense_rank */
+	int64	   *win_rank;
+	int64	   *win_dense;
+
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
 
@@ -284,6 +306,25 @@ create_sort_state(CustomScan *cscan)
 		key->nulls_first = (flags & KEY_NULLS_FIRST) != 0;
 		i++;
 	}
+	if (list_length(private) > PRIV_WINDOW)
+	{
+		List	   *window = (List *) list_nth(private, PRIV_WINDOW);
+
+		state->nwin = list_length(window) / 3;
+		state->win_kinds = palloc(sizeof(int) * state->nwin);
+		state->win_part = palloc(sizeof(int) * state->nwin);
+		state->win_keys = palloc(sizeof(int) * state->nwin);
+		state->win_row = palloc0(sizeof(int64) * state->nwin);
+		state->win_rank = palloc0(sizeof(int64) * state->nwin);
+		state->win_dense = palloc0(sizeof(int64) * state->nwin);
+		for (int w = 0; w < state->nwin; w++)
+		{
+			state->win_kinds[w] = list_nth_int(window, 3 * w);
+			state->win_part[w] = list_nth_int(window, 3 * w + 1);
+			state->win_keys[w] = list_nth_int(window, 3 * w + 2);
+			state->win_max_keys = Max(state->win_max_keys, state->win_keys[w]);
+		}
+	}
 	state->device = -1;
 	return (Node *) state;
 }
@@ -300,6 +341,13 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 	outerPlanState(node) = ExecInitNode(child, estate,
 										eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
 	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	if (state->nwin > 0)
+	{
+		/* the input's columns: the scan tuple's without the functions' */
+		List	   *tlist = ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist;
+
+		desc = ExecTypeFromTL(list_truncate(list_copy(tlist), list_length(tlist) - state->nwin));
+	}
 	state->sorted_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 
 	/*
@@ -312,27 +360,43 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 		if (!TupleDescAttr(desc, i)->attbyval || TupleDescAttr(desc, i)->attisdropped)
 			state->columnar = false;
 	state->ncols = desc->natts;
-	state->out_slot = state->columnar ? node->ss.ss_ScanTupleSlot : state->sorted_slot;
+	if (state->nwin > 0)
+	{
+		/*
+		 * In a WindowAgg's place: each row's columns and its functions'
+		 * values into the scan slot, and the WindowAgg's target list over
+		 * them (the projection ExecInitCustomScan set up).
+		 */
+		state->row_slot = state->columnar ? ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual) : NULL;
+		state->out_slot = state->columnar ? state->row_slot : state->sorted_slot;
+		state->win_prev = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+	}
+	else
+	{
+		state->out_slot = state->columnar ? node->ss.ss_ScanTupleSlot : state->sorted_slot;
 
-	/*
-	 * The node returns its input's tuples as they are, out_slot itself
-	 * (plan_sort_path says why not through the target list): no projection,
-	 * and its parent's expressions must know that slot's kind to deform it.
-	 */
-	if (list_length(node->ss.ps.plan->targetlist) != desc->natts)
-		elog(ERROR, "gpusort sort node: %d output columns for %d input columns",
-			 list_length(node->ss.ps.plan->targetlist), desc->natts);
-	node->ss.ps.ps_ProjInfo = NULL;
-	node->ss.ps.resultops = state->out_slot->tts_ops;
-	node->ss.ps.resultopsfixed = true;
-	node->ss.ps.resultopsset = true;
+		/*
+		 * The node returns its input's tuples as they are, out_slot itself
+		 * (plan_sort_path says why not through the target list): no
+		 * projection, and its parent's expressions must know that slot's
+		 * kind to deform it.
+		 */
+		if (list_length(node->ss.ps.plan->targetlist) != desc->natts)
+			elog(ERROR, "gpusort sort node: %d output columns for %d input columns",
+				 list_length(node->ss.ps.plan->targetlist), desc->natts);
+		node->ss.ps.ps_ProjInfo = NULL;
+		node->ss.ps.resultops = state->out_slot->tts_ops;
+		node->ss.ps.resultopsfixed = true;
+		node->ss.ps.resultopsset = true;
+	}
 	state->tuple_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort sort node",
 												 ALLOCSET_DEFAULT_SIZES);
 	state->convert_context = AllocSetContextCreate(CurrentMemoryContext, "gpusort key conversion",
 												   ALLOCSET_DEFAULT_SIZES);
 
 	state->bound = -1;
-	if (list_length(((CustomScan *) node->ss.ps.plan)->custom_private) > PRIV_RANK_BOUND)
+	if (list_length(((CustomScan *) node->ss.ps.plan)->custom_private) > PRIV_RANK_BOUND &&
+		list_nth(((CustomScan *) node->ss.ps.plan)->custom_private, PRIV_RANK_BOUND) != NIL)
 	{
 		List	   *exprs = ((CustomScan *) node->ss.ps.plan)->custom_exprs;
 		List	   *adjust = (List *) list_nth(((CustomScan *) node->ss.ps.plan)->custom_private,
@@ -492,6 +556,10 @@ reset_sort(SortNodeState *state)
 	state->nulls = NULL;
 	state->partial = NULL;
 	state->perm = NULL;
+	state->win_diff = NULL;
+	state->win_started = false;
+	if (state->win_prev)
+		ExecClearTuple(state->win_prev);
 	state->ntuples = 0;
 	state->capacity = 0;
 	state->grown_to_limit = false;
@@ -2291,6 +2359,72 @@ partition_cut(SortNodeState *state, const PackedWords *words, bool part_exact, i
 }
 
 /*
+ * Under WindowAggs' ranking functions (nwin > 0), the sorted rows in order
+ * (perm's first n): into win_diff, for each row, the first of the first
+ * win_max_keys keys on which it differs from the row before (see
+ * SortNodeState).  The keys below first_inexact by the words, where the
+ * highest bit in which two rows' words differ falls in that key's field;
+ * the others by PostgreSQL's comparators, which the WindowAgg's equality
+ * operators agree with (the same btree families).
+ */
+static void
+mark_window_runs(SortNodeState *state, const PackedWords *words, const PackLayout *layout,
+				 int first_inexact, int64 n)
+{
+	uint32	   *perm = state->perm;
+	int			nkeys = state->nkeys;
+	int			max_keys = state->win_max_keys;
+	int			exact = Min(first_inexact, max_keys);
+	int			exact_shift = exact > 0 ? layout->shift[exact - 1] : 0;
+	Datum	   *values = palloc(sizeof(Datum) * nkeys * 2);
+	bool	   *isnull = palloc(sizeof(bool) * nkeys * 2);
+	uint8	   *diff = palloc(Max(n, 1));
+
+	if (n > 0)
+		diff[0] = 0;
+	for (int64 i = 1; i < n; i++)
+	{
+		uint32		prev = perm[i - 1];
+		uint32		row = perm[i];
+		int			d = exact;
+
+		if (exact > 0)
+		{
+			uint128		x = (word_at(words, prev) ^ word_at(words, row)) >> exact_shift;
+
+			if (x != 0)
+			{
+				uint64		high = (uint64) (x >> 64);
+				int			bit = exact_shift + (high != 0 ? 64 + pg_leftmost_one_pos64(high) :
+												 pg_leftmost_one_pos64((uint64) x));
+
+				/* the key whose field holds that bit: fields from the first key down */
+				d = 0;
+				while (layout->shift[d] > bit)
+					d++;
+			}
+		}
+		if (d == exact && exact < max_keys)
+		{
+			fetch_keys(state, prev, exact, values, isnull);
+			fetch_keys(state, row, exact, values + nkeys, isnull + nkeys);
+			while (d < max_keys &&
+				   ApplySortComparator(values[d - exact], isnull[d - exact],
+									   values[nkeys + d - exact], isnull[nkeys + d - exact],
+									   &state->keys[d].full) == 0)
+				d++;
+		}
+		diff[i] = (uint8) d;
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
+	}
+	ExecClearTuple(state->sorted_slot);
+	pfree(values);
+	pfree(isnull);
+	state->win_diff = diff;
+}
+
+/*
  * A partition's best values, for preselect_partitions: up to c + 3 distinct
  * values of its ordering keys' bits, ascending, with how many rows hold each.
  */
@@ -2547,8 +2681,9 @@ sort_rows(SortNodeState *state)
 	{
 		uint64	   *low = state->values[0];
 		uint32	   *first = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
-		/* the low words stay for the tie pass and the cut, else they take the high */
-		uint64	   *second = ties || cut ? gpusort_alloc_large(sizeof(uint64) * Max(n, 1)) : low;
+		/* the low words stay for the tie pass, the cut and the window's runs, else they take the high */
+		uint64	   *second = ties || cut || state->nwin > 0 ?
+			gpusort_alloc_large(sizeof(uint64) * Max(n, 1)) : low;
 		/* a bound's first rows only, where no tie pass may reorder them */
 		int64		selected = (out < n && !ties && !peers) ? out : n;
 
@@ -2589,6 +2724,8 @@ sort_rows(SortNodeState *state)
 		out = partition_cut(state, &packed, first_inexact >= state->part_keys,
 							first_inexact >= state->part_keys ? layout.shift[state->part_keys - 1] : 0,
 							!ties, state->bound);
+	if (state->nwin > 0)
+		mark_window_runs(state, &packed, &layout, first_inexact, out);
 	if (high)
 		pfree(high);
 
@@ -2786,6 +2923,84 @@ next_row(SortNodeState *state, bool forward)
 	return state->current - 1;
 }
 
+/*
+ * The first of the first win_max_keys keys on which the row from the
+ * tuplesort (sorted_slot) differs from the row before it, which it then
+ * replaces in win_prev.
+ */
+static int
+window_diff_from_tuplesort(SortNodeState *state)
+{
+	TupleTableSlot *row = state->sorted_slot;
+	TupleTableSlot *prev = state->win_prev;
+	int			d = 0;
+
+	if (!TupIsNull(prev))
+	{
+		for (; d < state->win_max_keys; d++)
+		{
+			SortKeyInfo *key = &state->keys[d];
+			bool		null1;
+			bool		null2;
+			Datum		v1 = slot_getattr(prev, key->column, &null1);
+			Datum		v2 = slot_getattr(row, key->column, &null2);
+
+			if (ApplySortComparator(v1, null1, v2, null2, &key->full) != 0)
+				break;
+		}
+	}
+	ExecCopySlot(prev, row);
+	return d;
+}
+
+/*
+ * The top WindowAgg's row over the sorted row in slot (empty at the end),
+ * which differs from the row before on key diff first: the row's columns
+ * and its ranking functions' values in the scan slot, through the target
+ * list.  A row that differs within a window's partition keys begins a
+ * partition of it, within its partition and ordering keys a peer group.
+ */
+static TupleTableSlot *
+window_row(SortNodeState *state, TupleTableSlot *slot, int diff)
+{
+	TupleTableSlot *scan = state->css.ss.ss_ScanTupleSlot;
+	ProjectionInfo *projection = state->css.ss.ps.ps_ProjInfo;
+
+	if (TupIsNull(slot))
+		return NULL;
+	slot_getallattrs(slot);
+	ExecClearTuple(scan);
+	memcpy(scan->tts_values, slot->tts_values, sizeof(Datum) * state->ncols);
+	memcpy(scan->tts_isnull, slot->tts_isnull, sizeof(bool) * state->ncols);
+	for (int w = 0; w < state->nwin; w++)
+	{
+		int64		value;
+
+		if (!state->win_started || diff < state->win_part[w])
+		{
+			state->win_row[w] = 0;
+			state->win_dense[w] = 0;
+		}
+		state->win_row[w]++;
+		if (!state->win_started || diff < state->win_keys[w])
+		{
+			state->win_rank[w] = state->win_row[w];
+			state->win_dense[w]++;
+		}
+		value = state->win_kinds[w] == WINDOW_ROW_NUMBER ? state->win_row[w] :
+			state->win_kinds[w] == WINDOW_RANK ? state->win_rank[w] : state->win_dense[w];
+		scan->tts_values[state->ncols + w] = Int64GetDatum(value);
+		scan->tts_isnull[state->ncols + w] = false;
+	}
+	state->win_started = true;
+	ExecStoreVirtualTuple(scan);
+	if (projection == NULL)
+		return scan;
+	ResetExprContext(state->css.ss.ps.ps_ExprContext);
+	state->css.ss.ps.ps_ExprContext->ecxt_scantuple = scan;
+	return ExecProject(projection);
+}
+
 static TupleTableSlot *
 exec_sort(CustomScanState *node)
 {
@@ -2793,6 +3008,7 @@ exec_sort(CustomScanState *node)
 	bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
 	TupleTableSlot *slot = state->out_slot;
 	bool		timing = (node->ss.ps.instrument != NULL);
+	int			diff = 0;
 	instr_time	start;
 
 	CHECK_FOR_INTERRUPTS();
@@ -2805,8 +3021,13 @@ exec_sort(CustomScanState *node)
 	{
 		if (!tuplesort_gettupleslot(state->tuplesort, forward, false, state->sorted_slot, NULL))
 			ExecClearTuple(slot);
-		else if (slot != state->sorted_slot)
-			ExecCopySlot(slot, state->sorted_slot);
+		else
+		{
+			if (state->nwin > 0)
+				diff = window_diff_from_tuplesort(state);
+			if (slot != state->sorted_slot)
+				ExecCopySlot(slot, state->sorted_slot);
+		}
 	}
 	else
 	{
@@ -2814,11 +3035,18 @@ exec_sort(CustomScanState *node)
 
 		if (row < 0)
 			ExecClearTuple(slot);
-		else if (state->columnar)
-			store_columns(state, row, slot);
 		else
-			ExecStoreMinimalTuple(state->tuples[row], slot, false);
+		{
+			if (state->columnar)
+				store_columns(state, row, slot);
+			else
+				ExecStoreMinimalTuple(state->tuples[row], slot, false);
+			if (state->nwin > 0)
+				diff = state->win_diff[row];
+		}
 	}
+	if (state->nwin > 0)
+		slot = window_row(state, slot, diff);
 	if (timing)
 	{
 		instr_time	now;
@@ -2853,6 +3081,9 @@ rescan_sort(CustomScanState *node)
 		return;
 	ExecClearTuple(state->sorted_slot);
 	ExecClearTuple(state->out_slot);
+	if (state->win_prev)
+		ExecClearTuple(state->win_prev);
+	state->win_started = false;
 
 	/*
 	 * As Sort does: the sorted rows stay only when the node was begun for
@@ -3235,6 +3466,7 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
 #endif
 	List	   *result = NIL;
+	List	   *names = NIL;
 
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	for (int k = 0; k < state->nkeys; k++)
@@ -3251,10 +3483,38 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 						 exprTypmod((Node *) tle->expr), exprCollation((Node *) tle->expr), 0);
 		initStringInfo(&buf);
 		appendStringInfoString(&buf, deparse_expression((Node *) column, context, useprefix, true));
+		names = lappend(names, pstrdup(buf.data));
 		explain_key_options(&buf, key, exprType((Node *) tle->expr));
 		result = lappend(result, buf.data);
 	}
 	ExplainPropertyList("Sort Key", result, es);
+	if (state->nwin > 0)
+	{
+		/* each as "rank() OVER (PARTITION BY g ORDER BY x DESC)" */
+		List	   *funcs = NIL;
+
+		for (int w = 0; w < state->nwin; w++)
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			appendStringInfo(&buf, "%s OVER (",
+							 state->win_kinds[w] == WINDOW_ROW_NUMBER ? "row_number()" :
+							 state->win_kinds[w] == WINDOW_RANK ? "rank()" : "dense_rank()");
+			for (int k = 0; k < state->win_keys[w]; k++)
+			{
+				if (k == 0)
+					appendStringInfoString(&buf, state->win_part[w] > 0 ? "PARTITION BY " : "ORDER BY ");
+				else
+					appendStringInfoString(&buf, k == state->win_part[w] ? " ORDER BY " : ", ");
+				appendStringInfoString(&buf, k < state->win_part[w] ? (char *) list_nth(names, k) :
+									   (char *) list_nth(result, k));
+			}
+			appendStringInfoChar(&buf, ')');
+			funcs = lappend(funcs, buf.data);
+		}
+		ExplainPropertyList("Window Functions", funcs, es);
+	}
 	if (es->verbose)
 		ExplainPropertyList("Sort Key Packing", key_packings(state), es);
 	if (state->bound_peers)

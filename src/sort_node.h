@@ -39,6 +39,15 @@
  * condition, and the node keeps each partition's rows of rank at most c,
  * its next peer group and the row after that group (sort_exec.c's
  * partition_cut).
+ *
+ * Where the node computes WindowAggs' ranking functions in their place
+ * (sort_plan.c's fuse_window), the sixth list is empty, the seventh holds
+ * 0, and an eighth (PRIV_WINDOW) holds three integers per function: its
+ * WINDOW_*, its window's partition keys (the first of the node's keys), and
+ * its window's partition and ordering keys together (the keys that tell
+ * peers).  The node's scan tuples are then its input's columns followed by
+ * those functions' values (int8), and its target list is the top
+ * WindowAgg's over them.
  */
 enum
 {
@@ -48,8 +57,14 @@ enum
 	PRIV_COLLATIONS,
 	PRIV_FLAGS,
 	PRIV_RANK_BOUND,
-	PRIV_PART_KEYS
+	PRIV_PART_KEYS,
+	PRIV_WINDOW
 };
+
+/* the ranking functions the node computes (PRIV_WINDOW) */
+#define WINDOW_ROW_NUMBER	1
+#define WINDOW_RANK			2
+#define WINDOW_DENSE_RANK	3
 
 #define KEY_DESC			1
 #define KEY_NULLS_FIRST		2
@@ -67,6 +82,7 @@ extern void gpusort_sort_node_init(void);
 extern void gpusort_sort_explain_init(void);
 
 extern bool gpusort_enable_sort;
+extern bool gpusort_enable_window_functions;
 extern int	gpusort_sort_node_min_rows;
 
 extern const CustomScanMethods gpusort_sort_scan_methods;

@@ -80,6 +80,7 @@
 #endif
 
 bool		gpusort_enable_sort = true;
+bool		gpusort_enable_window_functions = true;
 int			gpusort_sort_node_min_rows = 1000;
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
@@ -852,6 +853,190 @@ swap_sort(Sort *sort, List *private, Limit *limit, List *rank_exprs, bool parall
 	return (Plan *) cscan;
 }
 
+/*
+ * The ranking functions of a WindowAgg over the node, for fuse_window: each
+ * distinct WindowFunc of its target list once, in funcs, with its
+ * WINDOW_* in kinds; ok false where any is another function.
+ */
+typedef struct WindowFuncsFound
+{
+	Index		winref;
+	List	   *funcs;
+	List	   *kinds;
+	bool		ok;
+} WindowFuncsFound;
+
+static bool
+ranking_funcs_walker(Node *node, WindowFuncsFound *found)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, WindowFunc))
+	{
+		WindowFunc *wfunc = (WindowFunc *) node;
+		int			kind = wfunc->winfnoid == F_ROW_NUMBER ? WINDOW_ROW_NUMBER :
+			wfunc->winfnoid == F_RANK_ ? WINDOW_RANK :
+			wfunc->winfnoid == F_DENSE_RANK_ ? WINDOW_DENSE_RANK : 0;
+
+		if (kind == 0 || wfunc->winref != found->winref || wfunc->args != NIL ||
+			wfunc->aggfilter != NULL || wfunc->wintype != INT8OID)
+			found->ok = false;
+		else if (!list_member(found->funcs, wfunc))
+		{
+			found->funcs = lappend(found->funcs, wfunc);
+			found->kinds = lappend_int(found->kinds, kind);
+		}
+		return !found->ok;
+	}
+	return expression_tree_walker(node, ranking_funcs_walker, (void *) found);
+}
+
+/*
+ * The WindowAgg's target list over the fused node's scan tuples: its
+ * input's columns (OUTER_VAR) are the node's target list's (tlist, plain
+ * Vars of its scan tuple), and its ranking functions the scan tuple's
+ * columns from first_func on.
+ */
+typedef struct FusedTlist
+{
+	List	   *funcs;
+	int			first_func;
+	List	   *tlist;
+} FusedTlist;
+
+static Node *
+fused_tlist_mutator(Node *node, FusedTlist *fused)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, WindowFunc))
+	{
+		int			i = 0;
+		ListCell   *lc;
+
+		foreach(lc, fused->funcs)
+		{
+			if (equal(lfirst(lc), node))
+				return (Node *) makeVar(INDEX_VAR, fused->first_func + i, INT8OID, -1, InvalidOid, 0);
+			i++;
+		}
+		elog(ERROR, "window function not found among the node's");
+	}
+	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
+	{
+		TargetEntry *tle = get_tle_by_resno(fused->tlist, ((Var *) node)->varattno);
+
+		if (tle == NULL)
+			elog(ERROR, "no column %d in the node's target list", ((Var *) node)->varattno);
+		return (Node *) copyObject(tle->expr);
+	}
+	return expression_tree_mutator(node, fused_tlist_mutator, (void *) fused);
+}
+
+/* The most keys of a window the node computes functions of (its runs' marks are bytes). */
+#define FUSE_MAX_KEYS 200
+
+/*
+ * The node in place of a WindowAgg over it (wagg, over node), where the
+ * WindowAgg computes only ranking functions (row_number, rank, dense_rank)
+ * of its window, whose partitions and peers are runs of the node's leading
+ * keys: the node then counts them as it returns its rows (sort_exec.c), in
+ * one pass where the WindowAgg kept each partition in a tuplestore.  NULL
+ * where it cannot: another window function (an aggregate, ntile, lag...),
+ * a run condition (the node's rank bound takes it) or a filter, or keys
+ * other than the node's.  A node that computes a lower WindowAgg's
+ * functions takes the next one's too, where its own target list is its
+ * scan tuple's columns only (nothing of it is computed once it goes).
+ *
+ * The node's scan tuples become its input's columns and then one int8 per
+ * function, named in custom_scan_tlist by the function as a plain call
+ * (EXPLAIN VERBOSE shows "row_number()"; a WindowFunc could not be deparsed
+ * outside its WindowAgg); its target list is the WindowAgg's over them.
+ * The WindowAgg could not scan backwards or mark, nor can the node now.
+ */
+static Plan *
+fuse_window(WindowAgg *wagg, CustomScan *node)
+{
+	List	   *private = node->custom_private;
+	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
+	List	   *collations = (List *) list_nth(private, PRIV_COLLATIONS);
+	bool		stacked = list_length(private) > PRIV_WINDOW;
+	int			np = wagg->partNumCols;
+	int			nkeys = np + wagg->ordNumCols;
+	WindowFuncsFound found;
+	FusedTlist	fused;
+	CustomScan *cscan;
+	List	   *scan_tlist;
+	List	   *window;
+	ListCell   *lc;
+
+	if (!gpusort_enable_window_functions || node->custom_exprs != NIL ||
+		(!stacked && list_length(private) != PRIV_RANK_BOUND) ||
+		wagg->runConditionOrig != NIL || wagg->plan.qual != NIL || wagg->plan.initPlan != NIL ||
+		nkeys == 0 || nkeys > list_length(columns) || nkeys > FUSE_MAX_KEYS)
+		return NULL;
+	for (int i = 0; i < np; i++)
+		if (wagg->partColIdx[i] != list_nth_int(columns, i) ||
+			wagg->partCollations[i] != list_nth_oid(collations, i))
+			return NULL;
+	for (int i = 0; i < wagg->ordNumCols; i++)
+		if (wagg->ordColIdx[i] != list_nth_int(columns, np + i) ||
+			wagg->ordCollations[i] != list_nth_oid(collations, np + i))
+			return NULL;
+	foreach(lc, node->scan.plan.targetlist)
+		if (!IsA(((TargetEntry *) lfirst(lc))->expr, Var))
+			return NULL;
+
+	found.winref = wagg->winref;
+	found.funcs = NIL;
+	found.kinds = NIL;
+	found.ok = true;
+	ranking_funcs_walker((Node *) wagg->plan.targetlist, &found);
+	if (!found.ok || found.funcs == NIL)
+		return NULL;
+
+	scan_tlist = list_copy(node->custom_scan_tlist);
+	fused.funcs = found.funcs;
+	fused.first_func = list_length(scan_tlist) + 1;
+	fused.tlist = node->scan.plan.targetlist;
+	window = stacked ? list_copy((List *) list_nth(private, PRIV_WINDOW)) : NIL;
+	foreach(lc, found.funcs)
+	{
+		WindowFunc *wfunc = (WindowFunc *) lfirst(lc);
+		FuncExpr   *call = makeFuncExpr(wfunc->winfnoid, INT8OID, NIL, InvalidOid, InvalidOid,
+										COERCE_EXPLICIT_CALL);
+
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) call, list_length(scan_tlist) + 1,
+														 NULL, false));
+		window = lappend_int(window, list_nth_int(found.kinds, foreach_current_index(lc)));
+		window = lappend_int(window, np);
+		window = lappend_int(window, nkeys);
+	}
+
+	cscan = makeNode(CustomScan);
+	memcpy(&cscan->scan.plan, &wagg->plan, sizeof(Plan));
+	cscan->scan.plan.type = T_CustomScan;
+#if PG_VERSION_NUM >= 180000
+	cscan->scan.plan.disabled_nodes = node->scan.plan.disabled_nodes;
+#endif
+	cscan->scan.plan.targetlist = (List *) fused_tlist_mutator((Node *) wagg->plan.targetlist, &fused);
+	cscan->scan.plan.lefttree = node->scan.plan.lefttree;
+	cscan->scan.plan.righttree = NULL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	if (stacked)
+		cscan->custom_private = list_truncate(list_copy(private), PRIV_WINDOW);
+	else
+		cscan->custom_private = lappend(lappend(list_copy(private), NIL), list_make1_int(0));
+	cscan->custom_private = lappend(cscan->custom_private, window);
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = NULL;
+	cscan->methods = &gpusort_sort_scan_methods;
+	return (Plan *) cscan;
+}
+
 static Plan *swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked);
 
 static List *
@@ -933,6 +1118,16 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 			break;
 		default:
 			break;
+	}
+
+	/* a WindowAgg of ranking functions over the node: the node computes them */
+	if (IsA(plan, WindowAgg) && plan->lefttree != NULL && IsA(plan->lefttree, CustomScan) &&
+		((CustomScan *) plan->lefttree)->methods == &gpusort_sort_scan_methods)
+	{
+		Plan	   *fused = fuse_window((WindowAgg *) plan, (CustomScan *) plan->lefttree);
+
+		if (fused != NULL)
+			return fused;
 	}
 
 	/* the node the ORDER BY path put there, under a Limit or a WindowAgg it did not see */
@@ -1017,6 +1212,17 @@ gpusort_sort_node_init(void)
 							 "The planner then offers it in place of Sort wherever the first "
 							 "sort key gives it leading bits to order by.",
 							 &gpusort_enable_sort,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpusort.enable_window_functions",
+							 "Lets gpusort's sort node compute the ranking window functions over its order.",
+							 "Where a WindowAgg over the node computes only row_number(), rank() and "
+							 "dense_rank() of a window whose partitions and order are the node's "
+							 "leading keys, the node counts them as it returns its rows and the "
+							 "WindowAgg goes.",
+							 &gpusort_enable_window_functions,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
