@@ -1,16 +1,19 @@
 --
 -- 33_sort_node_window_functions: where a WindowAgg over the sort node
--- computes only row_number(), rank() and dense_rank() of a window whose
+-- computes only ranking functions (row_number, rank, dense_rank,
+-- percent_rank, cume_dist, ntile) of a window whose
 -- PARTITION BY and ORDER BY are the node's leading keys, the node computes
 -- them as it returns its rows and the WindowAgg goes (EXPLAIN: "Window
 -- Functions").  Partitions and peers by the packed words (integers,
 -- float8 with -0, NaN and NULLs, over 64 bits) and by PostgreSQL's
 -- comparators (strings, a nondeterministic collation); functions inside
 -- expressions, errors and volatile functions in the target list, stacked
--- windows, windows that keep the WindowAgg (an aggregate, ntile,
--- percent_rank, a run condition, other keys), rescans, a cursor, a sort
--- past work_mem (a tuplesort, compared row by row with the one before) and
--- gpusort.enable_window_functions.  Each query's rows are compared with
+-- windows, windows that keep the WindowAgg (an aggregate, ntile of an
+-- expression, a run condition, other keys), rescans, a cursor, a sort past
+-- work_mem (a tuplesort, compared row by row with the one before) and
+-- gpusort.enable_window_functions.  percent_rank(), cume_dist() and
+-- ntile() of a constant count each partition's rows and each peer group's
+-- ahead of its first row.  Each query's rows are compared with
 -- PostgreSQL's (gpusort.enable_sort off) as a set: peers come in input
 -- order from the node and in any order from Sort, so row_number() is
 -- compared with the keys only.
@@ -113,7 +116,13 @@ INSERT INTO wf_queries VALUES
 	(18, 'SELECT w.id, w.r, v.x FROM (SELECT id, rank() OVER (ORDER BY a) r FROM wf) w JOIN wf v ON v.id = w.id WHERE w.r % 7 = 3'),
 	-- three windows over one sort (each a prefix of the next): one node computes them all
 	(19, 'SELECT b, a, f, rank() OVER (PARTITION BY b ORDER BY a), dense_rank() OVER (PARTITION BY b), row_number() OVER (PARTITION BY b ORDER BY a, id), rank() OVER (ORDER BY b) FROM wf'),
-	(20, 'SELECT b, s, rank() OVER (PARTITION BY b ORDER BY s COLLATE "C"), dense_rank() OVER (PARTITION BY b, s COLLATE "C" ORDER BY id), id FROM wf');
+	(20, 'SELECT b, s, rank() OVER (PARTITION BY b ORDER BY s COLLATE "C"), dense_rank() OVER (PARTITION BY b, s COLLATE "C" ORDER BY id), id FROM wf'),
+	-- percent_rank, cume_dist and ntile: each partition's size and each peer group's end
+	(21, 'SELECT id, a, percent_rank() OVER w, cume_dist() OVER w FROM wf WINDOW w AS (ORDER BY a)'),
+	(22, 'SELECT id, b, a, percent_rank() OVER w, cume_dist() OVER w, rank() OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a DESC NULLS FIRST)'),
+	(23, 'SELECT id, b, a, ntile(4) OVER w, ntile(3000) OVER w, ntile(7) OVER (PARTITION BY b, a ORDER BY id) FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)'),
+	(24, 'SELECT id, a, ntile(1) OVER (ORDER BY a), ntile(5) OVER (ORDER BY a), cume_dist() OVER (PARTITION BY a), percent_rank() OVER (PARTITION BY a ORDER BY f) FROM wf'),
+	(25, 'SELECT id, s, f, cume_dist() OVER w, percent_rank() OVER w FROM wf WINDOW w AS (PARTITION BY s COLLATE "C" ORDER BY f)');
 CREATE TEMP TABLE wf_results AS SELECT n, wf_check(q) AS result FROM wf_queries;
 SELECT n, result FROM wf_results WHERE result <> 'computed' ORDER BY n;
 SELECT count(*) AS checked FROM wf_results;
@@ -137,9 +146,11 @@ SELECT CASE WHEN :'have_icu'::bool THEN wf_check('SELECT i, rank() OVER w, dense
 -- Windows the WindowAgg keeps: their rows are Sort's all the same
 -- an aggregate over a frame
 SELECT wf_check('SELECT id, a, rank() OVER w, sum(x) OVER w FROM wf WINDOW w AS (ORDER BY a)');
--- ntile, percent_rank and cume_dist need the partition's size
-SELECT wf_check('SELECT id, a, ntile(4) OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)');
-SELECT wf_check('SELECT id, a, percent_rank() OVER w, cume_dist() OVER w FROM wf WINDOW w AS (ORDER BY a)');
+-- ntile of anything but a positive constant: the WindowAgg evaluates it
+-- at each partition (and fails there for 0, as here)
+SELECT wf_check('SELECT id, a, ntile(x + 1) OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)');
+SELECT wf_check('SELECT id, a, ntile(NULL) OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)');
+SELECT wf_check('SELECT id, a, ntile(0) OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)');
 -- a run condition: the node keeps the rows up to it instead (Rank Bound)
 SELECT wf_check('SELECT * FROM (SELECT id, a, rank() OVER (ORDER BY a) r FROM wf) w WHERE r <= 10');
 -- a window over other keys than the sort's
@@ -185,11 +196,13 @@ FETCH ABSOLUTE 1 FROM wf_cur;
 COMMIT;
 
 -- past work_mem: the plan's node, made with room, reads its rows into a
--- tuplesort and compares each with the row before
+-- tuplesort and compares each with the row before; for a partition's size
+-- or its peers' count it reads ahead and goes back
 SET plan_cache_mode = force_generic_plan;
 PREPARE wf_big AS SELECT count(*) || ':' || sum(hashtext(wf_row::text)) AS rows
-FROM (SELECT b, s, a, rank() OVER w, dense_rank() OVER w, row_number() OVER (PARTITION BY b, s COLLATE "C" ORDER BY a, id) FROM wf
-	  WINDOW w AS (PARTITION BY b, s COLLATE "C" ORDER BY a)) wf_row;
+FROM (SELECT b, s, a, rank() OVER w, dense_rank() OVER w, row_number() OVER (PARTITION BY b, s COLLATE "C" ORDER BY a, id),
+	  percent_rank() OVER w, cume_dist() OVER w, ntile(3) OVER (PARTITION BY b, s COLLATE "C" ORDER BY a, id), cume_dist() OVER (ORDER BY b)
+	  FROM wf WINDOW w AS (PARTITION BY b, s COLLATE "C" ORDER BY a)) wf_row;
 EXECUTE wf_big \gset want_
 SET work_mem = '64kB';
 CREATE FUNCTION wf_methods() RETURNS SETOF text LANGUAGE plpgsql AS $$

@@ -216,7 +216,13 @@ typedef struct SortNodeState
 	int		   *win_kinds;
 	int		   *win_part;
 	int		   *win_keys;
+	int		   *win_arg;		/* ntile's */
 	int			win_max_keys;
+	bool		win_lookahead;	/* some function needs its partition's size
+								 * or its peers' count (percent_rank,
+								 * cume_dist, ntile): the tuplesort then
+								 * allows going back */
+	TupleTableSlot *win_ahead;	/* the rows read ahead, from a tuplesort */
 	uint8	   *win_diff;
 	TupleTableSlot *win_prev;	/* the row returned before, from a tuplesort */
 	TupleTableSlot *row_slot;	/* a row's columns, before the functions' */
@@ -224,6 +230,8 @@ typedef struct SortNodeState
 	int64	   *win_row;		/* each function's last row_number, rank and dense_rank */
 	int64	   *win_rank;
 	int64	   *win_dense;
+	int64	   *win_total;		/* ... its partition's rows */
+	int64	   *win_peer_end;	/* ... the row_number of its peers' last */
 
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
@@ -310,19 +318,25 @@ create_sort_state(CustomScan *cscan)
 	{
 		List	   *window = (List *) list_nth(private, PRIV_WINDOW);
 
-		state->nwin = list_length(window) / 3;
+		state->nwin = list_length(window) / 4;
 		state->win_kinds = palloc(sizeof(int) * state->nwin);
 		state->win_part = palloc(sizeof(int) * state->nwin);
 		state->win_keys = palloc(sizeof(int) * state->nwin);
+		state->win_arg = palloc(sizeof(int) * state->nwin);
 		state->win_row = palloc0(sizeof(int64) * state->nwin);
 		state->win_rank = palloc0(sizeof(int64) * state->nwin);
 		state->win_dense = palloc0(sizeof(int64) * state->nwin);
+		state->win_total = palloc0(sizeof(int64) * state->nwin);
+		state->win_peer_end = palloc0(sizeof(int64) * state->nwin);
 		for (int w = 0; w < state->nwin; w++)
 		{
-			state->win_kinds[w] = list_nth_int(window, 3 * w);
-			state->win_part[w] = list_nth_int(window, 3 * w + 1);
-			state->win_keys[w] = list_nth_int(window, 3 * w + 2);
+			state->win_kinds[w] = list_nth_int(window, 4 * w);
+			state->win_part[w] = list_nth_int(window, 4 * w + 1);
+			state->win_keys[w] = list_nth_int(window, 4 * w + 2);
+			state->win_arg[w] = list_nth_int(window, 4 * w + 3);
 			state->win_max_keys = Max(state->win_max_keys, state->win_keys[w]);
+			if (state->win_kinds[w] >= WINDOW_PERCENT_RANK)
+				state->win_lookahead = true;
 		}
 	}
 	state->device = -1;
@@ -370,6 +384,7 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 		state->row_slot = state->columnar ? ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual) : NULL;
 		state->out_slot = state->columnar ? state->row_slot : state->sorted_slot;
 		state->win_prev = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+		state->win_ahead = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 	}
 	else
 	{
@@ -661,7 +676,8 @@ begin_tuplesort(SortNodeState *state)
 	}
 	ts = tuplesort_begin_heap(desc, state->nkeys, columns, operators, collations,
 							  nulls_first, work_mem, NULL,
-							  (state->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE) |
+							  (state->random_access || state->win_lookahead ?
+							   TUPLESORT_RANDOMACCESS : TUPLESORT_NONE) |
 							  (state->bound >= 0 && !state->bound_peers ? TUPLESORT_ALLOWBOUNDED : 0));
 	/* a run condition's bound keeps peers, which tuplesort's does not: every row */
 	if (state->bound >= 0 && !state->bound_peers)
@@ -2954,45 +2970,144 @@ window_diff_from_tuplesort(SortNodeState *state)
 }
 
 /*
+ * How many rows after the current one (sorted position pos in memory, or
+ * the tuplesort's last, whose copy win_prev holds) are equal to it on the
+ * first level keys: the rest of its partition or of its peers.  From a
+ * tuplesort, the rows are read ahead and then gone back over, as many
+ * calls backwards as were made forwards (the one that found the end
+ * included), which leaves the tuplesort where it was.
+ */
+static int64
+rows_ahead(SortNodeState *state, int64 pos, int level)
+{
+	int64		count = 0;
+
+	if (pos >= 0)
+	{
+		while (pos + 1 + count < state->ntuples && state->win_diff[pos + 1 + count] >= level)
+			count++;
+	}
+	else
+	{
+		int64		calls = 0;
+
+		for (;;)
+		{
+			bool		same = true;
+
+			calls++;
+			if (!tuplesort_gettupleslot(state->tuplesort, true, false, state->win_ahead, NULL))
+				break;
+			for (int k = 0; k < level && same; k++)
+			{
+				SortKeyInfo *key = &state->keys[k];
+				bool		null1;
+				bool		null2;
+				Datum		v1 = slot_getattr(state->win_prev, key->column, &null1);
+				Datum		v2 = slot_getattr(state->win_ahead, key->column, &null2);
+
+				same = ApplySortComparator(v1, null1, v2, null2, &key->full) == 0;
+			}
+			if (!same)
+				break;
+			count++;
+			if ((count & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		ExecClearTuple(state->win_ahead);
+		while (calls-- > 0)
+			(void) tuplesort_gettupleslot(state->tuplesort, false, false, state->win_ahead, NULL);
+		ExecClearTuple(state->win_ahead);
+	}
+	return count;
+}
+
+/*
+ * ntile(buckets)'s value for the row_number-th row of a partition of total
+ * rows: the first total % buckets buckets hold one row more than the
+ * others, as nodeWindowAgg's window_ntile deals them.
+ */
+static int32
+ntile_of(int64 row_number, int64 total, int64 buckets)
+{
+	int64		size = total / buckets;
+	int64		larger = total % buckets;
+
+	if (size == 0)
+		return (int32) row_number;
+	if (row_number <= larger * (size + 1))
+		return (int32) ((row_number - 1) / (size + 1) + 1);
+	return (int32) (larger + (row_number - larger * (size + 1) - 1) / size + 1);
+}
+
+/*
  * The top WindowAgg's row over the sorted row in slot (empty at the end),
- * which differs from the row before on key diff first: the row's columns
- * and its ranking functions' values in the scan slot, through the target
- * list.  A row that differs within a window's partition keys begins a
- * partition of it, within its partition and ordering keys a peer group.
+ * at sorted position pos in memory (-1 from a tuplesort), which differs from
+ * the row before on key diff first: the row's columns and its ranking
+ * functions' values in the scan slot, through the target list.  A row that
+ * differs within a window's partition keys begins a partition of it, within
+ * its partition and ordering keys a peer group.
  */
 static TupleTableSlot *
-window_row(SortNodeState *state, TupleTableSlot *slot, int diff)
+window_row(SortNodeState *state, TupleTableSlot *slot, int diff, int64 pos)
 {
 	TupleTableSlot *scan = state->css.ss.ss_ScanTupleSlot;
 	ProjectionInfo *projection = state->css.ss.ps.ps_ProjInfo;
 
 	if (TupIsNull(slot))
 		return NULL;
-	slot_getallattrs(slot);
-	ExecClearTuple(scan);
-	memcpy(scan->tts_values, slot->tts_values, sizeof(Datum) * state->ncols);
-	memcpy(scan->tts_isnull, slot->tts_isnull, sizeof(bool) * state->ncols);
 	for (int w = 0; w < state->nwin; w++)
 	{
-		int64		value;
+		int			kind = state->win_kinds[w];
+		Datum		value;
 
 		if (!state->win_started || diff < state->win_part[w])
 		{
 			state->win_row[w] = 0;
 			state->win_dense[w] = 0;
+			if (kind >= WINDOW_PERCENT_RANK)
+				state->win_total[w] = 1 + rows_ahead(state, pos, state->win_part[w]);
 		}
 		state->win_row[w]++;
 		if (!state->win_started || diff < state->win_keys[w])
 		{
 			state->win_rank[w] = state->win_row[w];
 			state->win_dense[w]++;
+			if (kind == WINDOW_CUME_DIST)
+				state->win_peer_end[w] = state->win_row[w] + rows_ahead(state, pos, state->win_keys[w]);
 		}
-		value = state->win_kinds[w] == WINDOW_ROW_NUMBER ? state->win_row[w] :
-			state->win_kinds[w] == WINDOW_RANK ? state->win_rank[w] : state->win_dense[w];
-		scan->tts_values[state->ncols + w] = Int64GetDatum(value);
-		scan->tts_isnull[state->ncols + w] = false;
+		switch (kind)
+		{
+			case WINDOW_ROW_NUMBER:
+				value = Int64GetDatum(state->win_row[w]);
+				break;
+			case WINDOW_RANK:
+				value = Int64GetDatum(state->win_rank[w]);
+				break;
+			case WINDOW_DENSE_RANK:
+				value = Int64GetDatum(state->win_dense[w]);
+				break;
+			case WINDOW_PERCENT_RANK:
+				value = Float8GetDatum(state->win_total[w] <= 1 ? 0.0 :
+									   (float8) (state->win_rank[w] - 1) / (float8) (state->win_total[w] - 1));
+				break;
+			case WINDOW_CUME_DIST:
+				value = Float8GetDatum((float8) state->win_peer_end[w] / (float8) state->win_total[w]);
+				break;
+			default:
+				value = Int32GetDatum(ntile_of(state->win_row[w], state->win_total[w], state->win_arg[w]));
+				break;
+		}
+		scan->tts_values[state->ncols + w] = value;
 	}
 	state->win_started = true;
+
+	/* after the functions: reading ahead may move the tuplesort's slots, not slot's copy */
+	slot_getallattrs(slot);
+	ExecClearTuple(scan);
+	memcpy(scan->tts_values, slot->tts_values, sizeof(Datum) * state->ncols);
+	memcpy(scan->tts_isnull, slot->tts_isnull, sizeof(bool) * state->ncols);
+	memset(scan->tts_isnull + state->ncols, 0, sizeof(bool) * state->nwin);
 	ExecStoreVirtualTuple(scan);
 	if (projection == NULL)
 		return scan;
@@ -3009,6 +3124,7 @@ exec_sort(CustomScanState *node)
 	TupleTableSlot *slot = state->out_slot;
 	bool		timing = (node->ss.ps.instrument != NULL);
 	int			diff = 0;
+	int64		pos = -1;
 	instr_time	start;
 
 	CHECK_FOR_INTERRUPTS();
@@ -3019,7 +3135,8 @@ exec_sort(CustomScanState *node)
 		INSTR_TIME_SET_CURRENT(start);
 	if (state->tuplesort)
 	{
-		if (!tuplesort_gettupleslot(state->tuplesort, forward, false, state->sorted_slot, NULL))
+		/* a copy where reading ahead moves the tuplesort past the row */
+		if (!tuplesort_gettupleslot(state->tuplesort, forward, state->win_lookahead, state->sorted_slot, NULL))
 			ExecClearTuple(slot);
 		else
 		{
@@ -3042,11 +3159,14 @@ exec_sort(CustomScanState *node)
 			else
 				ExecStoreMinimalTuple(state->tuples[row], slot, false);
 			if (state->nwin > 0)
+			{
 				diff = state->win_diff[row];
+				pos = row;
+			}
 		}
 	}
 	if (state->nwin > 0)
-		slot = window_row(state, slot, diff);
+		slot = window_row(state, slot, diff, pos);
 	if (timing)
 	{
 		instr_time	now;
@@ -3495,12 +3615,16 @@ explain_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		for (int w = 0; w < state->nwin; w++)
 		{
+			static const char *const names_of[] = {
+				NULL, "row_number()", "rank()", "dense_rank()", "percent_rank()", "cume_dist()", "ntile"
+			};
 			StringInfoData buf;
 
 			initStringInfo(&buf);
-			appendStringInfo(&buf, "%s OVER (",
-							 state->win_kinds[w] == WINDOW_ROW_NUMBER ? "row_number()" :
-							 state->win_kinds[w] == WINDOW_RANK ? "rank()" : "dense_rank()");
+			appendStringInfoString(&buf, names_of[state->win_kinds[w]]);
+			if (state->win_kinds[w] == WINDOW_NTILE)
+				appendStringInfo(&buf, "(%d)", state->win_arg[w]);
+			appendStringInfoString(&buf, " OVER (");
 			for (int k = 0; k < state->win_keys[w]; k++)
 			{
 				if (k == 0)

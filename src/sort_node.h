@@ -42,12 +42,12 @@
  *
  * Where the node computes WindowAggs' ranking functions in their place
  * (sort_plan.c's fuse_window), the sixth list is empty, the seventh holds
- * 0, and an eighth (PRIV_WINDOW) holds three integers per function: its
- * WINDOW_*, its window's partition keys (the first of the node's keys), and
+ * 0, and an eighth (PRIV_WINDOW) holds four integers per function: its
+ * WINDOW_*, its window's partition keys (the first of the node's keys),
  * its window's partition and ordering keys together (the keys that tell
- * peers).  The node's scan tuples are then its input's columns followed by
- * those functions' values (int8), and its target list is the top
- * WindowAgg's over them.
+ * peers), and ntile's argument (0 for the others).  The node's scan tuples
+ * are then its input's columns followed by those functions' values, and its
+ * target list is the top WindowAgg's over them.
  */
 enum
 {
@@ -65,6 +65,9 @@ enum
 #define WINDOW_ROW_NUMBER	1
 #define WINDOW_RANK			2
 #define WINDOW_DENSE_RANK	3
+#define WINDOW_PERCENT_RANK	4
+#define WINDOW_CUME_DIST	5
+#define WINDOW_NTILE		6
 
 #define KEY_DESC			1
 #define KEY_NULLS_FIRST		2

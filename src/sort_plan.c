@@ -856,13 +856,16 @@ swap_sort(Sort *sort, List *private, Limit *limit, List *rank_exprs, bool parall
 /*
  * The ranking functions of a WindowAgg over the node, for fuse_window: each
  * distinct WindowFunc of its target list once, in funcs, with its
- * WINDOW_* in kinds; ok false where any is another function.
+ * WINDOW_* in kinds and ntile's argument (0 for the others) in args; ok
+ * false where any is another function, or ntile of other than a positive
+ * constant (the WindowAgg evaluates it, and may fail, at each partition).
  */
 typedef struct WindowFuncsFound
 {
 	Index		winref;
 	List	   *funcs;
 	List	   *kinds;
+	List	   *args;
 	bool		ok;
 } WindowFuncsFound;
 
@@ -874,17 +877,53 @@ ranking_funcs_walker(Node *node, WindowFuncsFound *found)
 	if (IsA(node, WindowFunc))
 	{
 		WindowFunc *wfunc = (WindowFunc *) node;
-		int			kind = wfunc->winfnoid == F_ROW_NUMBER ? WINDOW_ROW_NUMBER :
-			wfunc->winfnoid == F_RANK_ ? WINDOW_RANK :
-			wfunc->winfnoid == F_DENSE_RANK_ ? WINDOW_DENSE_RANK : 0;
+		int			kind = 0;
+		int			arg = 0;
+		Oid			type = INT8OID;
 
-		if (kind == 0 || wfunc->winref != found->winref || wfunc->args != NIL ||
-			wfunc->aggfilter != NULL || wfunc->wintype != INT8OID)
+		switch (wfunc->winfnoid)
+		{
+			case F_ROW_NUMBER:
+				kind = WINDOW_ROW_NUMBER;
+				break;
+			case F_RANK_:
+				kind = WINDOW_RANK;
+				break;
+			case F_DENSE_RANK_:
+				kind = WINDOW_DENSE_RANK;
+				break;
+			case F_PERCENT_RANK_:
+				kind = WINDOW_PERCENT_RANK;
+				type = FLOAT8OID;
+				break;
+			case F_CUME_DIST_:
+				kind = WINDOW_CUME_DIST;
+				type = FLOAT8OID;
+				break;
+			case F_NTILE:
+				{
+					Const	   *c = list_length(wfunc->args) == 1 ? (Const *) linitial(wfunc->args) : NULL;
+
+					type = INT4OID;
+					if (c != NULL && IsA(c, Const) && c->consttype == INT4OID && !c->constisnull &&
+						DatumGetInt32(c->constvalue) > 0)
+					{
+						kind = WINDOW_NTILE;
+						arg = DatumGetInt32(c->constvalue);
+					}
+					break;
+				}
+			default:
+				break;
+		}
+		if (kind == 0 || wfunc->winref != found->winref || wfunc->aggfilter != NULL ||
+			wfunc->wintype != type || (kind != WINDOW_NTILE && wfunc->args != NIL))
 			found->ok = false;
 		else if (!list_member(found->funcs, wfunc))
 		{
 			found->funcs = lappend(found->funcs, wfunc);
 			found->kinds = lappend_int(found->kinds, kind);
+			found->args = lappend_int(found->args, arg);
 		}
 		return !found->ok;
 	}
@@ -917,7 +956,8 @@ fused_tlist_mutator(Node *node, FusedTlist *fused)
 		foreach(lc, fused->funcs)
 		{
 			if (equal(lfirst(lc), node))
-				return (Node *) makeVar(INDEX_VAR, fused->first_func + i, INT8OID, -1, InvalidOid, 0);
+				return (Node *) makeVar(INDEX_VAR, fused->first_func + i, ((WindowFunc *) node)->wintype,
+										-1, InvalidOid, 0);
 			i++;
 		}
 		elog(ERROR, "window function not found among the node's");
@@ -938,17 +978,18 @@ fused_tlist_mutator(Node *node, FusedTlist *fused)
 
 /*
  * The node in place of a WindowAgg over it (wagg, over node), where the
- * WindowAgg computes only ranking functions (row_number, rank, dense_rank)
- * of its window, whose partitions and peers are runs of the node's leading
+ * WindowAgg computes only ranking functions (row_number, rank, dense_rank,
+ * percent_rank, cume_dist, ntile of a constant) of its window, whose
+ * partitions and peers are runs of the node's leading
  * keys: the node then counts them as it returns its rows (sort_exec.c), in
  * one pass where the WindowAgg kept each partition in a tuplestore.  NULL
- * where it cannot: another window function (an aggregate, ntile, lag...),
+ * where it cannot: another window function (an aggregate, lag...),
  * a run condition (the node's rank bound takes it) or a filter, or keys
  * other than the node's.  A node that computes a lower WindowAgg's
  * functions takes the next one's too, where its own target list is its
  * scan tuple's columns only (nothing of it is computed once it goes).
  *
- * The node's scan tuples become its input's columns and then one int8 per
+ * The node's scan tuples become its input's columns and then one value per
  * function, named in custom_scan_tlist by the function as a plain call
  * (EXPLAIN VERBOSE shows "row_number()"; a WindowFunc could not be deparsed
  * outside its WindowAgg); its target list is the WindowAgg's over them.
@@ -990,6 +1031,7 @@ fuse_window(WindowAgg *wagg, CustomScan *node)
 	found.winref = wagg->winref;
 	found.funcs = NIL;
 	found.kinds = NIL;
+	found.args = NIL;
 	found.ok = true;
 	ranking_funcs_walker((Node *) wagg->plan.targetlist, &found);
 	if (!found.ok || found.funcs == NIL)
@@ -1003,14 +1045,15 @@ fuse_window(WindowAgg *wagg, CustomScan *node)
 	foreach(lc, found.funcs)
 	{
 		WindowFunc *wfunc = (WindowFunc *) lfirst(lc);
-		FuncExpr   *call = makeFuncExpr(wfunc->winfnoid, INT8OID, NIL, InvalidOid, InvalidOid,
-										COERCE_EXPLICIT_CALL);
+		FuncExpr   *call = makeFuncExpr(wfunc->winfnoid, wfunc->wintype, copyObject(wfunc->args),
+										InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 
 		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) call, list_length(scan_tlist) + 1,
 														 NULL, false));
 		window = lappend_int(window, list_nth_int(found.kinds, foreach_current_index(lc)));
 		window = lappend_int(window, np);
 		window = lappend_int(window, nkeys);
+		window = lappend_int(window, list_nth_int(found.args, foreach_current_index(lc)));
 	}
 
 	cscan = makeNode(CustomScan);
@@ -1218,8 +1261,9 @@ gpusort_sort_node_init(void)
 
 	DefineCustomBoolVariable("gpusort.enable_window_functions",
 							 "Lets gpusort's sort node compute the ranking window functions over its order.",
-							 "Where a WindowAgg over the node computes only row_number(), rank() and "
-							 "dense_rank() of a window whose partitions and order are the node's "
+							 "Where a WindowAgg over the node computes only row_number(), rank(), "
+							 "dense_rank(), percent_rank(), cume_dist() and ntile() of a window whose "
+							 "partitions and order are the node's "
 							 "leading keys, the node counts them as it returns its rows and the "
 							 "WindowAgg goes.",
 							 &gpusort_enable_window_functions,
