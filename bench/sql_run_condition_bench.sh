@@ -15,13 +15,18 @@
 #   rank() OVER (PARTITION BY g ORDER BY f DESC) <= PK
 #   gpu_topk_agg(f, PK, true) GROUP BY g (node on) against that rank query
 #   (node off): the same rows, as an aggregate
+# and the ranking functions the node computes in the WindowAgg's place
+# (EXPLAIN: Window Functions), over every row:
+#   row_number() OVER (ORDER BY f)
+#   rank(), dense_rank(), percent_rank(), cume_dist() OVER (PARTITION BY g ORDER BY f)
+#   ntile(100) OVER (ORDER BY x)
 # Each variant runs once under EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) (the
 # warm-up; the plan tells whether the node ran with the bound, and on which
 # device), then RUNS times, node off and on interleaved, timed by
 # clock_timestamp deltas in one plpgsql function that keeps each run's
 # answer; every answer must be equal.  Prints a markdown table: query, node
-# in the plan, bound in the plan, sort device, ms off, ms on (medians), ratio,
-# same answer.
+# in the plan, bound in the plan, window functions in the node, sort device,
+# ms off, ms on (medians), ratio, same answer.
 #
 #   bash bench/sql_run_condition_bench.sh [--rows 10000000] [--k 1000] [--runs 3]
 #        [--groups 10000] [--part-k 10] [--only REGEX]
@@ -103,12 +108,15 @@ queries=(
 	"rank() OVER (ORDER BY f) <= \$1 (generic plan)|EXECUTE p_VARIANT($k)|SET plan_cache_mode = force_generic_plan; SET gpusort.enable_sort = off; PREPARE p_off(int8) AS SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, rank() OVER (ORDER BY f) r FROM w) s WHERE r <= \$1; EXECUTE p_off($k); SET gpusort.enable_sort = on; PREPARE p_on(int8) AS SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, rank() OVER (ORDER BY f) r FROM w) s WHERE r <= \$1;"
 	"rank() OVER (PARTITION BY g ORDER BY f DESC) <= $pk, $groups groups|$part_q|"
 	"gpu_topk_agg(f, $pk, true) GROUP BY g, against the rank query|$part_q||SELECT concat_ws(' ', count(*), sum(f::numeric)) FROM (SELECT unnest(gpu_topk_agg(f, $pk, true)) f FROM w GROUP BY g) s"
+	"row_number() OVER (ORDER BY f), every row|SELECT max(r)::text FROM (SELECT row_number() OVER (ORDER BY f) r FROM w) s|"
+	"rank, dense_rank, percent_rank, cume_dist OVER (PARTITION BY g ORDER BY f), every row|SELECT concat_ws(' ', sum(r), sum(d), round(sum(p)::numeric, 3), round(sum(c)::numeric, 3)) FROM (SELECT rank() OVER v r, dense_rank() OVER v d, percent_rank() OVER v p, cume_dist() OVER v c FROM w WINDOW v AS (PARTITION BY g ORDER BY f)) s|"
+	"ntile(100) OVER (ORDER BY x), every row|SELECT sum(t)::text FROM (SELECT ntile(100) OVER (ORDER BY x) t FROM w) s|"
 )
 
 table=$(mktemp)
 {
-	echo "| query | node in plan | bound in plan | sort device | ms off | ms on | ratio | same answer |"
-	echo "| --- | --- | --- | --- | ---: | ---: | ---: | --- |"
+	echo "| query | node in plan | bound in plan | window functions in node | sort device | ms off | ms on | ratio | same answer |"
+	echo "| --- | --- | --- | --- | --- | ---: | ---: | ---: | --- |"
 } >"$table"
 for entry in "${queries[@]}"; do
 	IFS='|' read -r name q settings q_node <<<"$entry"
@@ -135,15 +143,15 @@ BEGIN
 		INSERT INTO t SELECT 'on', * FROM ms(\$q\$$q_on\$q\$);
 	END LOOP;
 END \$d\$;
-SELECT :'on_plan' LIKE '%Custom Scan (gpusort)%', :'on_plan' LIKE '%Rank Bound%',
+SELECT :'on_plan' LIKE '%Custom Scan (gpusort)%', :'on_plan' LIKE '%Rank Bound%', :'on_plan' LIKE '%Window Functions%',
 	   coalesce(substring(:'on_plan' FROM 'Sort Device: ([^\n]*)'), '-'),
 	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'off')::numeric, 1),
 	   round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM t WHERE variant = 'on')::numeric, 1),
 	   (SELECT count(DISTINCT answer) = 1 FROM t);
 SQL
 )
-	IFS='|' read -r in_plan bound dev off on same <<<"$(echo "$result" | tail -1)"
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$in_plan" "$bound" "$dev" "$off" "$on" \
+	IFS='|' read -r in_plan bound window dev off on same <<<"$(echo "$result" | tail -1)"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$in_plan" "$bound" "$window" "$dev" "$off" "$on" \
 		"$(echo "scale=2; $off / $on" | bc)" "$same" | tee -a "$table"
 done
 gs_stop_cluster
