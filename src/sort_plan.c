@@ -973,6 +973,18 @@ fused_tlist_mutator(Node *node, FusedTlist *fused)
 	return expression_tree_mutator(node, fused_tlist_mutator, (void *) fused);
 }
 
+/*
+ * The scan column that the node's output column resno is (its target list
+ * holds only Vars of its scan tuple, fuse_window checks), or 0.
+ */
+static AttrNumber
+scan_column(CustomScan *node, AttrNumber resno)
+{
+	TargetEntry *tle = get_tle_by_resno(node->scan.plan.targetlist, resno);
+
+	return tle != NULL ? ((Var *) tle->expr)->varattno : 0;
+}
+
 /* The most keys of a window the node computes functions of (its runs' marks are bytes). */
 #define FUSE_MAX_KEYS 200
 
@@ -1016,16 +1028,18 @@ fuse_window(WindowAgg *wagg, CustomScan *node)
 		wagg->runConditionOrig != NIL || wagg->plan.qual != NIL || wagg->plan.initPlan != NIL ||
 		nkeys == 0 || nkeys > list_length(columns) || nkeys > FUSE_MAX_KEYS)
 		return NULL;
+	foreach(lc, node->scan.plan.targetlist)
+		if (!IsA(((TargetEntry *) lfirst(lc))->expr, Var) ||
+			((Var *) ((TargetEntry *) lfirst(lc))->expr)->varno != INDEX_VAR)
+			return NULL;
+	/* the WindowAgg's columns are the node's outputs: the scan columns they are */
 	for (int i = 0; i < np; i++)
-		if (wagg->partColIdx[i] != list_nth_int(columns, i) ||
+		if (scan_column(node, wagg->partColIdx[i]) != list_nth_int(columns, i) ||
 			wagg->partCollations[i] != list_nth_oid(collations, i))
 			return NULL;
 	for (int i = 0; i < wagg->ordNumCols; i++)
-		if (wagg->ordColIdx[i] != list_nth_int(columns, np + i) ||
+		if (scan_column(node, wagg->ordColIdx[i]) != list_nth_int(columns, np + i) ||
 			wagg->ordCollations[i] != list_nth_oid(collations, np + i))
-			return NULL;
-	foreach(lc, node->scan.plan.targetlist)
-		if (!IsA(((TargetEntry *) lfirst(lc))->expr, Var))
 			return NULL;
 
 	found.winref = wagg->winref;
