@@ -50,15 +50,22 @@
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 #include "portability/instr_time.h"
+#include "storage/barrier.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/builtins.h"
+#include "utils/dsa.h"
 #include "utils/ruleutils.h"
 #include "utils/sortsupport.h"
 #include "utils/tuplesort.h"
 #include "utils/typcache.h"
+#if PG_VERSION_NUM >= 170000
+#include "utils/wait_classes.h"
+#else
+#include "utils/wait_event.h"
+#endif
 
 
 #include "gpusort_pg.h"
@@ -110,6 +117,8 @@ typedef struct SortNodeFigures
 								 * rows of rank up to it and the next peer
 								 * group are kept */
 	bool		per_partition;	/* ... in each partition */
+	bool		handed;			/* a worker's: its rows went to the leader */
+	int64		from_workers;	/* the leader's: the rows its workers handed it */
 	int64		kept;			/* the rows kept, to return */
 	int64		memory;			/* bytes */
 	TuplesortInstrumentation tuplesort_stats;
@@ -119,15 +128,47 @@ typedef struct SortNodeFigures
 } SortNodeFigures;
 
 /*
- * The workers' figures in the parallel query's shared memory, one entry per
- * planned worker (none when EXPLAIN ANALYZE is not running); the leader
- * copies them out before the shared memory goes.
+ * The node's part of the parallel query's shared memory: the workers'
+ * figures, one entry per planned worker (none when EXPLAIN ANALYZE is not
+ * running), which the leader copies out before the shared memory goes; and,
+ * where the leader sorts every participant's rows (together), the barrier
+ * they read their input under and, after the figures, one entry per planned
+ * worker for the rows it hands the leader (read_together).
  */
 typedef struct SortNodeShared
 {
 	int			nworkers;
+	int			nhanded;
+	bool		together;
+	Barrier		reading;
+	pg_atomic_uint32 workers_read;	/* workers done reading (tests) */
 	SortNodeFigures workers[FLEXIBLE_ARRAY_MEMBER];
 } SortNodeShared;
+
+/*
+ * The rows a worker hands the leader, in one chunk of the query's DSA area:
+ * this header, a flag per key (its NULL flags follow, its partial flags
+ * follow) and per column (its NULL flags follow), then per key its ordered
+ * values and the flags, and then per column its values and NULL flags
+ * (columnar) or the tuples one after another, each MAXALIGNed.
+ */
+typedef struct HandedRows
+{
+	int64		nrows;
+	Size		bytes;
+} HandedRows;
+
+/* a chunk of HandedRows, read: the arrays in it */
+typedef struct HandedView
+{
+	int64		nrows;
+	uint64	  **values;
+	uint8	  **nulls;
+	uint8	  **partial;
+	Datum	  **cols;
+	bool	  **colnulls;
+	char	   *tuples;
+} HandedView;
 
 typedef struct SortNodeState
 {
@@ -247,6 +288,16 @@ typedef struct SortNodeState
 	SortNodeShared *shared;		/* the shared figures, while attached */
 	SortNodeShared *worker_figures; /* the leader's copy of them */
 	bool		am_worker;
+
+	/*
+	 * Under a Gather Merge where every key's bits are exact: the workers
+	 * hand their rows to the leader, which sorts them with its own
+	 * (read_together).
+	 */
+	bool		together;
+	dsa_area   *area;			/* the query's DSA area (the leader's) */
+	bool		handed;			/* a worker's rows went to the leader */
+	int64		from_workers;	/* the leader's: rows the workers handed */
 } SortNodeState;
 
 static Node *create_sort_state(CustomScan *cscan);
@@ -584,6 +635,8 @@ reset_sort(SortNodeState *state)
 	state->current = 0;
 	state->eof_reached = false;
 	state->sort_done = false;
+	state->handed = false;
+	state->from_workers = 0;
 	state->extract_ms = state->sort_ms = state->emit_ms = 0;
 }
 
@@ -1251,6 +1304,384 @@ read_input(SortNodeState *state)
 		if (state->mem_used > limit || state->ntuples == (int64) PG_UINT32_MAX)
 			switch_to_tuplesort(state);
 	}
+}
+
+/* ----------------------------------------------------------------
+ * Every participant's rows sorted in the leader
+ *
+ * Under a Gather Merge, where every key's bits are exact, the workers do not
+ * sort their shares for the Gather Merge to merge.  Each reads its input as
+ * the node always does (its rows and their keys' values in its memory, within
+ * work_mem), copies them into one chunk of the query's DSA area, and returns
+ * no row.  The leader reads its own share, waits until every worker that read
+ * has handed its rows, takes them into its arrays (the tuples stay in the DSA
+ * area), and sorts them all at once: one sort of every row, on the GPU where
+ * there is one, and the Gather Merge has one stream to pass on.
+ *
+ * A participant reads its input only while the barrier is at its first
+ * phase, attached before it reads.  The phase ends when every participant
+ * attached has read its input to the end, so every row the partial plan
+ * gives has been read by then: one that attaches later reads nothing.  A
+ * worker whose rows went past work_mem (a tuplesort), or that finds no room
+ * in the DSA area, keeps its rows and returns them sorted, as without this,
+ * and the Gather Merge merges its stream with the leader's.
+ * ---------------------------------------------------------------- */
+
+#ifdef GS_INJECTION_POINTS
+/* tests: whether the setting name is on */
+static bool
+test_flag(const char *name)
+{
+	const char *value = GetConfigOption(name, true, false);
+
+	return value != NULL && strcmp(value, "on") == 0;
+}
+#endif
+
+/* the shared memory's figures, and after them its handed rows' entries */
+static Size
+figures_size(int nworkers)
+{
+	return MAXALIGN(add_size(offsetof(SortNodeShared, workers), mul_size(nworkers, sizeof(SortNodeFigures))));
+}
+
+static dsa_pointer *
+handed_slots(SortNodeShared *shared)
+{
+	return (dsa_pointer *) ((char *) shared + figures_size(shared->nworkers));
+}
+
+/* the bytes of a HandedRows chunk for the rows held */
+static Size
+handed_bytes(SortNodeState *state)
+{
+	int64		n = state->ntuples;
+	Size		size = MAXALIGN(sizeof(HandedRows)) + MAXALIGN(2 * state->nvalued + state->ncols);
+
+	for (int k = 0; k < state->nvalued; k++)
+		size += MAXALIGN(sizeof(uint64) * n) + (state->nulls[k] ? MAXALIGN(n) : 0) +
+			(state->partial[k] ? MAXALIGN(n) : 0);
+	if (state->columnar)
+	{
+		for (int c = 0; c < state->ncols; c++)
+			size += MAXALIGN(sizeof(Datum) * n) + (state->colnulls[c] ? MAXALIGN(n) : 0);
+	}
+	else
+	{
+		for (int64 i = 0; i < n; i++)
+			size += MAXALIGN(state->tuples[i]->t_len);
+	}
+	return size;
+}
+
+/*
+ * A worker's rows into a chunk of the DSA area, named in its entry of the
+ * shared memory; false where the area has no room for them.
+ */
+static bool
+hand_rows(SortNodeState *state)
+{
+	dsa_area   *area = state->css.ss.ps.state->es_query_dsa;
+	int64		n = state->ntuples;
+	Size		size;
+	dsa_pointer dp;
+	char	   *base;
+	char	   *flags;
+	char	   *p;
+
+	if (n == 0)
+		return true;
+	if (area == NULL || ParallelWorkerNumber < 0 || ParallelWorkerNumber >= state->shared->nhanded)
+		return false;
+#ifdef GS_INJECTION_POINTS
+	/* tests: as if the DSA area had no room */
+	if (test_flag("gpusort_test.no_room_to_hand"))
+		return false;
+#endif
+	size = handed_bytes(state);
+	dp = dsa_allocate_extended(area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+	if (!DsaPointerIsValid(dp))
+		return false;
+	base = dsa_get_address(area, dp);
+	((HandedRows *) base)->nrows = n;
+	((HandedRows *) base)->bytes = size;
+	flags = base + MAXALIGN(sizeof(HandedRows));
+	p = flags + MAXALIGN(2 * state->nvalued + state->ncols);
+#define HAND(array, bytes) \
+	do { memcpy(p, (array), (bytes)); p += MAXALIGN(bytes); } while (0)
+	for (int k = 0; k < state->nvalued; k++)
+	{
+		flags[2 * k] = (state->nulls[k] != NULL);
+		flags[2 * k + 1] = (state->partial[k] != NULL);
+		HAND(state->values[k], sizeof(uint64) * n);
+		if (state->nulls[k])
+			HAND(state->nulls[k], n);
+		if (state->partial[k])
+			HAND(state->partial[k], n);
+	}
+	if (state->columnar)
+	{
+		for (int c = 0; c < state->ncols; c++)
+		{
+			flags[2 * state->nvalued + c] = (state->colnulls[c] != NULL);
+			HAND(state->cols[c], sizeof(Datum) * n);
+			if (state->colnulls[c])
+				HAND(state->colnulls[c], n);
+		}
+	}
+	else
+	{
+		for (int64 i = 0; i < n; i++)
+		{
+			HAND(state->tuples[i], state->tuples[i]->t_len);
+			if ((i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+	}
+#undef HAND
+	Assert(p == base + size);
+	handed_slots(state->shared)[ParallelWorkerNumber] = dp;
+	return true;
+}
+/* A chunk of handed rows read: its arrays into view, allocated in the tuple context. */
+static void
+view_handed(SortNodeState *state, char *base, HandedView *view)
+{
+	int64		n = ((HandedRows *) base)->nrows;
+	char	   *flags = base + MAXALIGN(sizeof(HandedRows));
+	char	   *p = flags + MAXALIGN(2 * state->nvalued + state->ncols);
+	MemoryContext cxt = state->tuple_context;
+
+	view->nrows = n;
+	view->values = MemoryContextAllocZero(cxt, sizeof(uint64 *) * Max(state->nvalued, 1));
+	view->nulls = MemoryContextAllocZero(cxt, sizeof(uint8 *) * Max(state->nvalued, 1));
+	view->partial = MemoryContextAllocZero(cxt, sizeof(uint8 *) * Max(state->nvalued, 1));
+	view->cols = MemoryContextAllocZero(cxt, sizeof(Datum *) * Max(state->ncols, 1));
+	view->colnulls = MemoryContextAllocZero(cxt, sizeof(bool *) * Max(state->ncols, 1));
+	view->tuples = NULL;
+#define VIEW(field, bytes) \
+	do { (field) = (void *) p; p += MAXALIGN(bytes); } while (0)
+	for (int k = 0; k < state->nvalued; k++)
+	{
+		VIEW(view->values[k], sizeof(uint64) * n);
+		if (flags[2 * k])
+			VIEW(view->nulls[k], n);
+		if (flags[2 * k + 1])
+			VIEW(view->partial[k], n);
+	}
+	if (state->columnar)
+	{
+		for (int c = 0; c < state->ncols; c++)
+		{
+			VIEW(view->cols[c], sizeof(Datum) * n);
+			if (flags[2 * state->nvalued + c])
+				VIEW(view->colnulls[c], n);
+		}
+	}
+	else
+		view->tuples = p;
+#undef VIEW
+}
+
+/* A handed chunk's rows into the tuplesort the leader's rows went to. */
+static void
+handed_to_tuplesort(SortNodeState *state, HandedView *view)
+{
+	char	   *p = view->tuples;
+
+	for (int64 i = 0; i < view->nrows; i++)
+	{
+		if (state->columnar)
+		{
+			TupleTableSlot *slot = state->out_slot;
+
+			ExecClearTuple(slot);
+			for (int c = 0; c < state->ncols; c++)
+			{
+				slot->tts_values[c] = view->cols[c][i];
+				slot->tts_isnull[c] = view->colnulls[c] ? view->colnulls[c][i] : false;
+			}
+			ExecStoreVirtualTuple(slot);
+			tuplesort_puttupleslot(state->tuplesort, slot);
+			ExecClearTuple(slot);
+		}
+		else
+		{
+			MinimalTuple tuple = (MinimalTuple) p;
+
+			p += MAXALIGN(tuple->t_len);
+			ExecStoreMinimalTuple(tuple, state->sorted_slot, false);
+			tuplesort_puttupleslot(state->tuplesort, state->sorted_slot);
+			ExecClearTuple(state->sorted_slot);
+		}
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * The leader takes the rows its workers handed it into its row arrays after
+ * its own (the tuples where they are, in the DSA area), or into its
+ * tuplesort where its own went past work_mem or the arrays of every row
+ * would hold more than each participant's work_mem together.
+ */
+static void
+absorb_rows(SortNodeState *state)
+{
+	SortNodeShared *shared = state->shared;
+	dsa_pointer *slots = handed_slots(shared);
+	HandedView *views = palloc0(sizeof(HandedView) * Max(shared->nhanded, 1));
+	int64		total = state->ntuples;
+	int			nchunks = 0;
+	int64		at;
+	int64		old;
+
+	for (int w = 0; w < shared->nhanded; w++)
+	{
+		if (!DsaPointerIsValid(slots[w]))
+			continue;
+		view_handed(state, dsa_get_address(state->area, slots[w]), &views[w]);
+		total += views[w].nrows;
+		nchunks++;
+	}
+	if (nchunks == 0)
+		return;
+#ifdef GS_INJECTION_POINTS
+	/* tests: as if the leader's own rows had gone past work_mem */
+	if (state->tuplesort == NULL && test_flag("gpusort_test.leader_past_work_mem"))
+		switch_to_tuplesort(state);
+#endif
+	if (state->tuplesort == NULL &&
+		(total > (int64) PG_UINT32_MAX ||
+		 (double) total * row_array_bytes(state) > (double) work_mem * 1024 * (nchunks + 1)))
+		switch_to_tuplesort(state);
+	if (state->tuplesort)
+	{
+		for (int w = 0; w < shared->nhanded; w++)
+		{
+			if (views[w].nrows > 0)
+			{
+				handed_to_tuplesort(state, &views[w]);
+				state->from_workers += views[w].nrows;
+			}
+		}
+		return;
+	}
+
+	/* room for every row; the flags of a later first NULL are zeroed for the rows before */
+	old = state->capacity;
+	if (old == 0)
+		alloc_row_arrays(state, total);
+	else if (total > old)
+		move_row_arrays(state, total);
+	if (total > old)
+	{
+		state->capacity = total;
+		state->mem_used += (total - old) * row_array_bytes(state);
+	}
+	at = state->ntuples;
+	for (int w = 0; w < shared->nhanded; w++)
+	{
+		HandedView *view = &views[w];
+		int64		n = view->nrows;
+
+		if (n == 0)
+			continue;
+		for (int k = 0; k < state->nvalued; k++)
+		{
+			memcpy(state->values[k] + at, view->values[k], sizeof(uint64) * n);
+			if (view->nulls[k])
+			{
+				if (state->nulls[k] == NULL)
+					state->nulls[k] = alloc_null_flags(state);
+				memcpy(state->nulls[k] + at, view->nulls[k], n);
+			}
+			if (view->partial[k])
+			{
+				if (state->partial[k] == NULL)
+					state->partial[k] = alloc_null_flags(state);
+				memcpy(state->partial[k] + at, view->partial[k], n);
+			}
+		}
+		if (state->columnar)
+		{
+			for (int c = 0; c < state->ncols; c++)
+			{
+				memcpy(state->cols[c] + at, view->cols[c], sizeof(Datum) * n);
+				if (view->colnulls[c])
+				{
+					if (state->colnulls[c] == NULL)
+						state->colnulls[c] = (bool *) alloc_null_flags(state);
+					memcpy(state->colnulls[c] + at, view->colnulls[c], n);
+				}
+			}
+		}
+		else
+		{
+			char	   *p = view->tuples;
+
+			for (int64 i = 0; i < n; i++)
+			{
+				state->tuples[at + i] = (MinimalTuple) p;
+				p += MAXALIGN(((MinimalTuple) p)->t_len);
+			}
+			state->mem_used += p - view->tuples;
+		}
+		at += n;
+		state->from_workers += n;
+		CHECK_FOR_INTERRUPTS();
+	}
+	state->ntuples = at;
+}
+
+/*
+ * Under a Gather Merge (together): a worker reads its share and hands it to
+ * the leader; the leader reads its own, waits for the workers that read, and
+ * takes their rows.
+ */
+static void
+read_together(SortNodeState *state)
+{
+	Barrier    *reading = &state->shared->reading;
+	int			phase;
+
+#ifdef GS_INJECTION_POINTS
+	/* tests: the leader reads after every planned worker, which then read every row */
+	if (!state->am_worker && test_flag("gpusort_test.leader_reads_last"))
+	{
+		for (int waited = 0; waited < 30000 &&
+			 pg_atomic_read_u32(&state->shared->workers_read) < (uint32) state->shared->nhanded; waited++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(1000L);
+		}
+	}
+#endif
+	phase = BarrierAttach(reading);
+	if (phase == 0)
+		read_input(state);
+	if (state->am_worker)
+	{
+		/*
+		 * A worker past work_mem, or without room, sorts and returns its
+		 * rows; one that came late read none, and handed them all.
+		 */
+		if (phase > 0 || (state->tuplesort == NULL && hand_rows(state)))
+		{
+			state->handed = true;
+			state->ntuples = 0;
+		}
+		if (phase == 0)
+			BarrierArriveAndDetach(reading);
+		else
+			BarrierDetach(reading);
+		pg_atomic_fetch_add_u32(&state->shared->workers_read, 1);
+		return;
+	}
+	if (phase == 0)
+		BarrierArriveAndWait(reading, PG_WAIT_EXTENSION);
+	BarrierDetach(reading);
+	absorb_rows(state);
 }
 
 /*
@@ -2883,7 +3314,10 @@ do_sort(SortNodeState *state)
 	if (!state->keys_prepared)
 		prepare_keys(state);
 	set_bound(state);
-	read_input(state);
+	if (state->together)
+		read_together(state);
+	else
+		read_input(state);
 	INSTR_TIME_SET_CURRENT(start);
 	if (state->tuplesort)
 		tuplesort_performsort(state->tuplesort);
@@ -3211,7 +3645,7 @@ rescan_sort(CustomScanState *node)
 	 * Otherwise the child is read again, since its rows may differ from one
 	 * scan to the next (nextval(), random()) even without a parameter.
 	 */
-	if (child->chgParam != NULL || !state->random_access ||
+	if (child->chgParam != NULL || !state->random_access || state->together ||
 		((state->count_expr != NULL || state->bound_peers) && current_bound(state) != state->bound))
 	{
 		reset_sort(state);
@@ -3289,6 +3723,8 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	f->bound = state->bound;
 	f->bound_peers = state->bound_peers;
 	f->per_partition = state->part_keys > 0;
+	f->handed = state->handed;
+	f->from_workers = state->from_workers;
 	f->kept = state->ntuples;
 	f->memory = state->mem_used;
 	f->extract_ms = state->extract_ms;
@@ -3297,9 +3733,9 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 }
 
 static Size
-shared_size(int nworkers)
+shared_size(int nworkers, int nhanded)
 {
-	return add_size(offsetof(SortNodeShared, workers), mul_size(nworkers, sizeof(SortNodeFigures)));
+	return add_size(figures_size(nworkers), mul_size(nhanded, sizeof(dsa_pointer)));
 }
 
 /* A worker's figures into its entry of the shared memory, once its sort is done. */
@@ -3321,11 +3757,35 @@ publish_figures(SortNodeState *state)
 	entry->done = true;
 }
 
-/* Room for each planned worker's figures, where EXPLAIN ANALYZE runs. */
+/*
+ * Whether the leader sorts every participant's rows (read_together): the
+ * setting on, the leader among the participants (it is the one that
+ * returns the rows), a query DSA area, a sort with no bound and no window
+ * functions, and every key's bits exact, so that the leader's sort is one
+ * sort of words and no participant's comparisons are left to it.
+ */
+static bool
+sorts_together(SortNodeState *state)
+{
+	if (!gpusort_enable_leader_sort || !parallel_leader_participation ||
+		state->css.ss.ps.state->es_query_dsa == NULL ||
+		state->count_expr != NULL || state->bound_peers || state->nwin > 0)
+		return false;
+	if (!state->keys_prepared)
+		prepare_keys(state);
+	if (state->nvalued < state->nkeys)
+		return false;
+	for (int k = 0; k < state->nkeys; k++)
+		if (!state->keys[k].bits.exact || state->keys[k].bits.kind == SORT_KEY_STRXFRM)
+			return false;
+	return true;
+}
+
+/* Room for each planned worker's figures, where EXPLAIN ANALYZE runs, and handed rows. */
 static Size
 estimate_dsm_sort(CustomScanState *node, ParallelContext *pcxt)
 {
-	return shared_size(node->ss.ps.instrument ? pcxt->nworkers : 0);
+	return shared_size(node->ss.ps.instrument ? pcxt->nworkers : 0, pcxt->nworkers);
 }
 
 static void
@@ -3335,19 +3795,40 @@ init_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	SortNodeShared *shared = (SortNodeShared *) coordinate;
 	int			nworkers = node->ss.ps.instrument ? pcxt->nworkers : 0;
 
-	memset(shared, 0, shared_size(nworkers));
+	memset(shared, 0, shared_size(nworkers, pcxt->nworkers));
 	shared->nworkers = nworkers;
+	shared->nhanded = pcxt->nworkers;
+	for (int w = 0; w < shared->nhanded; w++)
+		handed_slots(shared)[w] = InvalidDsaPointer;
+	BarrierInit(&shared->reading, 0);
+	pg_atomic_init_u32(&shared->workers_read, 0);
+	state->together = shared->together = sorts_together(state);
+	state->area = node->ss.ps.state->es_query_dsa;
 	state->shared = shared;
 }
 
-/* A rescan of the Gather Merge: new workers, figures to come. */
+/*
+ * A rescan of the Gather Merge: new workers, figures to come, and the rows
+ * handed before freed (the leader's rescan dropped what pointed to them).
+ */
 static void
 reinit_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	SortNodeState *state = (SortNodeState *) node;
 	SortNodeShared *shared = (SortNodeShared *) coordinate;
+	dsa_area   *area = node->ss.ps.state->es_query_dsa;
 
 	memset(shared->workers, 0, sizeof(SortNodeFigures) * shared->nworkers);
+	for (int w = 0; w < shared->nhanded; w++)
+	{
+		if (DsaPointerIsValid(handed_slots(shared)[w]) && area != NULL)
+			dsa_free(area, handed_slots(shared)[w]);
+		handed_slots(shared)[w] = InvalidDsaPointer;
+	}
+	BarrierInit(&shared->reading, 0);
+	pg_atomic_write_u32(&shared->workers_read, 0);
+	state->together = shared->together = sorts_together(state);
+	state->area = area;
 	state->shared = shared;
 }
 
@@ -3358,6 +3839,7 @@ init_worker_sort(CustomScanState *node, shm_toc *toc, void *coordinate)
 
 	state->shared = (SortNodeShared *) coordinate;
 	state->am_worker = true;
+	state->together = state->shared->together;
 }
 
 /* A worker publishes its final figures; the leader copies every worker's out. */
@@ -3374,7 +3856,7 @@ shutdown_sort(CustomScanState *node)
 	}
 	if (state->shared == NULL)
 		return;
-	size = shared_size(state->shared->nworkers);
+	size = figures_size(state->shared->nworkers);
 	pg_read_barrier();
 	state->worker_figures = MemoryContextAlloc(node->ss.ps.state->es_query_cxt, size);
 	memcpy(state->worker_figures, state->shared, size);
@@ -3388,6 +3870,8 @@ shutdown_sort(CustomScanState *node)
 static const char *
 device_name(const SortNodeFigures *f, char *buf, size_t len)
 {
+	if (f->handed)
+		return "leader";
 	if (f->tuplesort)
 		return "tuplesort (past work_mem)";
 	if (f->device < 0)
@@ -3412,6 +3896,8 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 	else
 	{
 		ExplainPropertyInteger("Sort Rows", NULL, f->rows, es);
+		if (f->from_workers > 0)
+			ExplainPropertyInteger("Sort Rows From Workers", NULL, f->from_workers, es);
 		if (f->bound >= 0 && f->bound_peers && es->format == EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyText("Sort Bound",
 								psprintf(INT64_FORMAT "%s with ties and the next peer group: " INT64_FORMAT " rows",
@@ -3448,6 +3934,9 @@ explain_worker_line(const SortNodeFigures *f, int n, ExplainState *es)
 						 tuplesort_method_name(f->tuplesort_stats.sortMethod),
 						 tuplesort_space_type_name(f->tuplesort_stats.spaceType),
 						 f->tuplesort_stats.spaceUsed);
+	else if (f->handed)
+		appendStringInfo(es->str, "  Sort Rows: " INT64_FORMAT "  Sort Memory: " INT64_FORMAT " kB",
+						 f->rows, (f->memory + 1023) / 1024);
 	else
 		appendStringInfo(es->str, "  Sort Rows: " INT64_FORMAT "  Sort Key Bits: %d  Sort Memory: " INT64_FORMAT " kB",
 						 f->rows, f->key_bits, (f->memory + 1023) / 1024);

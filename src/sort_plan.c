@@ -81,6 +81,7 @@
 
 bool		gpusort_enable_sort = true;
 bool		gpusort_enable_window_functions = true;
+bool		gpusort_enable_leader_sort = true;
 int			gpusort_sort_node_min_rows = 1000;
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
@@ -1281,6 +1282,16 @@ gpusort_sort_node_init(void)
 							 "leading keys, the node counts them as it returns its rows and the "
 							 "WindowAgg goes.",
 							 &gpusort_enable_window_functions,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpusort.enable_leader_sort",
+							 "Lets the leader of a parallel query sort its workers' rows with its own.",
+							 "Under a Gather Merge, where every sort key packs exactly, the workers "
+							 "hand the rows they read to the leader, which sorts them all at once; "
+							 "off, each worker sorts its share and the Gather Merge merges them.",
+							 &gpusort_enable_leader_sort,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
