@@ -21,8 +21,9 @@
 # PostgreSQL's parallel plan.
 #
 #   bash bench/sql_leader_sort_bench.sh [--rows 10000000] [--workers 8] [--runs 3]
-#        [--only REGEX] [--work-mem 4GB] [--device auto] [--no-build] [--out FILE] [make args]
-# --only keeps the queries whose name matches REGEX (grep -E).
+#        [--only REGEX] [--work-mem 4GB] [--device auto] [--explain] [--no-build] [--out FILE] [make args]
+# --only keeps the queries whose name matches REGEX (grep -E); --explain prints each query's plan
+# under the leader's sort with EXPLAIN ANALYZE's times (lines "plan|...").
 # GS_PREBUILT=1 installs prebuilt files (scripts/lib.sh).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
@@ -36,6 +37,7 @@ work_mem=4GB
 device=auto
 build=1
 out=
+explain=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) rows=$2; shift ;;
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--work-mem) work_mem=$2; shift ;;
 	--device) device=$2; shift ;;
 	--no-build) build=0 ;;
+	--explain) explain=1 ;;
 	--out) out=$2; shift ;;
 	*) break ;;
 	esac
@@ -75,6 +78,10 @@ DECLARE
 BEGIN
 	EXECUTE q INTO answer;
 	ms := extract(epoch FROM clock_timestamp() - t) * 1000;
+END $$;
+CREATE FUNCTION plan_timed(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF) ' || q;
 END $$;
 CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -138,6 +145,7 @@ SET gpusort.enable_sort = on;
 SET gpusort.enable_leader_sort = off;
 SELECT plan_of(\$q\$$q\$q\$) AS own_plan \gset
 RESET gpusort.enable_leader_sort;
+SELECT 'plan|' || l FROM (SELECT plan_timed(\$q\$$q\$q\$) l WHERE $explain = 1) p;
 DO \$d\$
 BEGIN
 	FOR i IN 1..$runs LOOP
@@ -155,6 +163,7 @@ SELECT coalesce(substring(:'on_plan' FROM 'Workers Launched: (\d+)'), '0') || ' 
 	   (SELECT count(DISTINCT answer) = 1 FROM t_runs);
 SQL
 )
+	echo "$result" | grep '^plan|' || true
 	IFS='|' read -r launched took dev off own leader serial same <<<"$(echo "$result" | tail -1)"
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %sx | %sx | %s |\n' "$name" "$launched" "$took" "$dev" \
 		"$off" "$own" "$leader" "$serial" "$(echo "scale=2; $off / $leader" | bc)" \
