@@ -70,23 +70,7 @@ FROM generate_series(1, :rows) i;
 CREATE TABLE k2 AS SELECT name, x FROM k ORDER BY random() LIMIT :rows / 10;
 VACUUM ANALYZE k, k2;
 
-CREATE FUNCTION ms(q text, OUT ms float8, OUT answer text) LANGUAGE plpgsql AS $$
-DECLARE
-	t timestamptz := clock_timestamp();
-BEGIN
-	EXECUTE 'SELECT a::text FROM (' || q || ') a' INTO answer;
-	ms := extract(epoch FROM clock_timestamp() - t) * 1000;
-END $$;
-CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	l text;
-	p text := '';
-BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' || q LOOP
-		p := p || l || E'\n';
-	END LOOP;
-	RETURN p;
-END $$;
+\i bench/bench_functions.sql
 SQL
 
 collations=$(psql -X -At -c "SELECT string_agg(c, ' ') FROM unnest('{C,C.utf8,en_US.utf8,und-x-icu}'::text[]) c
@@ -120,9 +104,9 @@ DO \$d\$
 BEGIN
 	FOR i IN 1..$runs LOOP
 		SET LOCAL gpusort.enable_sort = off;
-		INSERT INTO t SELECT 'off', * FROM ms(\$q\$$q\$q\$);
+		INSERT INTO t SELECT 'off', * FROM ms_row(\$q\$$q\$q\$);
 		SET LOCAL gpusort.enable_sort = on;
-		INSERT INTO t SELECT 'on', * FROM ms(\$q\$$q\$q\$);
+		INSERT INTO t SELECT 'on', * FROM ms_row(\$q\$$q\$q\$);
 	END LOOP;
 END \$d\$;
 SELECT :'on_plan' LIKE '%Custom Scan (gpusort)%',

@@ -72,27 +72,7 @@ FROM generate_series(1, :rows);
 ALTER TABLE t SET (parallel_workers = :workers);
 VACUUM ANALYZE t;
 
-CREATE FUNCTION ms(q text, OUT ms float8, OUT answer text) LANGUAGE plpgsql AS $$
-DECLARE
-	t timestamptz := clock_timestamp();
-BEGIN
-	EXECUTE q INTO answer;
-	ms := extract(epoch FROM clock_timestamp() - t) * 1000;
-END $$;
-CREATE FUNCTION plan_timed(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-BEGIN
-	RETURN QUERY EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF) ' || q;
-END $$;
-CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	l text;
-	p text := '';
-BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' || q LOOP
-		p := p || l || E'\n';
-	END LOOP;
-	RETURN p;
-END $$;
+\i bench/bench_functions.sql
 SQL
 
 queries=(

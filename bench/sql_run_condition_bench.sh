@@ -78,23 +78,7 @@ SELECT random() AS f, (random() * 1000)::int4 AS x, floor(random() * :groups)::i
 FROM generate_series(1, :rows);
 VACUUM ANALYZE w;
 
-CREATE FUNCTION ms(q text, OUT ms float8, OUT answer text) LANGUAGE plpgsql AS $$
-DECLARE
-	t timestamptz := clock_timestamp();
-BEGIN
-	EXECUTE q INTO answer;
-	ms := extract(epoch FROM clock_timestamp() - t) * 1000;
-END $$;
-CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	l text;
-	p text := '';
-BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' || q LOOP
-		p := p || l || E'\n';
-	END LOOP;
-	RETURN p;
-END $$;
+\i bench/bench_functions.sql
 SQL
 
 # name|query|settings[|query with the node on] (the query returns one text:

@@ -4,8 +4,9 @@
 -- them with its own at once (EXPLAIN ANALYZE: "Sort Device: leader" on each
 -- worker that handed its rows, "Sort Rows From Workers" on the leader).
 -- Each query's rows are compared with PostgreSQL's (gpusort.enable_sort off)
--- in order, over keys that order every row (ties come from the leader in
--- the order it took its rows, from a Gather Merge in any order).  Cases:
+-- in order (helpers.sql's node_check), over keys that order every row (ties
+-- come from the leader in the order it took its rows, from a Gather Merge
+-- in any order).  Cases:
 -- columns kept as arrays and rows kept as tuples; NULLs in keys and in
 -- other columns; int2, int8, float4 and float8 with -0, NaN and infinities,
 -- numeric(15,2), timestamptz, DESC and NULLS FIRST; a worker that keeps its
@@ -26,6 +27,10 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET parallel_leader_participation = on;
+-- node_check (include/helpers.sql): the node's rows against Sort's
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
 
 -- 60,000 rows: keys of several types with duplicates, NULLs, -0, NaN and
 -- infinities; id orders every row
@@ -44,33 +49,6 @@ SELECT g, (g * 7919) % 1009,
 	   CASE WHEN g % 5 = 0 THEN NULL ELSE g END
 FROM generate_series(1, 60000) g;
 ANALYZE ls;
-
--- q under the node against q under Sort, in order: 'ok', 'not parallel'
--- where the plan has no Gather Merge over the node, or what differs
-CREATE FUNCTION ls_check(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	plan text := '';
-	line text;
-	got text;
-	want text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		plan := plan || line || E'\n';
-	END LOOP;
-	IF plan !~ 'Gather Merge.*\n.*\n.*Parallel Custom Scan \(gpusort\)' THEN
-		RETURN 'not parallel';
-	END IF;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(ls_row::text, '','')), '''') FROM (' || q || ') ls_row'
-		INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || coalesce(md5(string_agg(ls_row::text, '','')), '''') FROM (' || q || ') ls_row'
-		INTO want;
-	IF got IS DISTINCT FROM want THEN
-		RETURN 'differs: ' || got || ' vs ' || want;
-	END IF;
-	RETURN 'ok';
-END $$;
 
 -- From q's EXPLAIN ANALYZE: the workers launched, those that handed their
 -- rows to the leader (or read none after the leader's reading was done),
@@ -126,7 +104,7 @@ SELECT launched > 0 AS launched, handed = launched AS all_handed, sorted_own, le
 FROM ls_figures('SELECT t, m, id FROM ls ORDER BY m DESC, id');
 
 -- the rows against Sort's
-SELECT q, ls_check(q) FROM (VALUES
+SELECT q, node_check(q, '') FROM (VALUES
 	('SELECT a, id FROM ls ORDER BY a, id'),
 	('SELECT * FROM ls ORDER BY a DESC, id'),
 	('SELECT id, b, n FROM ls ORDER BY b NULLS FIRST, id DESC'),
@@ -138,7 +116,7 @@ SELECT q, ls_check(q) FROM (VALUES
 	('SELECT id, n FROM ls WHERE id % 7 = 3 ORDER BY n NULLS FIRST, id')) v(q);
 RESET gpusort_test.leader_reads_last;
 -- the same with the participants reading as they start
-SELECT q, ls_check(q) FROM (VALUES
+SELECT q, node_check(q, '') FROM (VALUES
 	('SELECT a, id FROM ls ORDER BY a, id'),
 	('SELECT * FROM ls ORDER BY m DESC, id')) v(q);
 SET gpusort_test.leader_reads_last = on;
@@ -148,43 +126,43 @@ SET gpusort_test.leader_reads_last = on;
 SET gpusort_test.no_room_to_hand = on;
 SELECT launched > 0 AS launched, sorted_own > 0 AS some_sorted_own, leader_took, all_rows, tuplesort
 FROM ls_figures('SELECT a, id FROM ls ORDER BY a, id');
-SELECT ls_check('SELECT a, id FROM ls ORDER BY a, id') AS kept_by_workers,
-	   ls_check('SELECT t, m, id FROM ls ORDER BY m, id') AS kept_by_workers_tuples;
+SELECT node_check('SELECT a, id FROM ls ORDER BY a, id', '') AS kept_by_workers,
+	   node_check('SELECT t, m, id FROM ls ORDER BY m, id', '') AS kept_by_workers_tuples;
 RESET gpusort_test.no_room_to_hand;
 
 -- the leader past work_mem: the rows handed go to its tuplesort
 SET gpusort_test.leader_past_work_mem = on;
 SELECT launched > 0 AS launched, handed = launched AS all_handed, leader_took, tuplesort
 FROM ls_figures('SELECT a, id FROM ls ORDER BY a, id');
-SELECT ls_check('SELECT a, id, n FROM ls ORDER BY a, id') AS leader_tuplesort_columns,
-	   ls_check('SELECT id, b, t FROM ls ORDER BY b DESC, id') AS leader_tuplesort_tuples;
+SELECT node_check('SELECT a, id, n FROM ls ORDER BY a, id', '') AS leader_tuplesort_columns,
+	   node_check('SELECT id, b, t FROM ls ORDER BY b DESC, id', '') AS leader_tuplesort_tuples;
 RESET gpusort_test.leader_past_work_mem;
 
 -- every participant past work_mem: each sorts its own in a tuplesort
 SET work_mem = '64kB';
 SELECT launched > 0 AS launched, sorted_own > 0 AS some_sorted_own, leader_took, tuplesort
 FROM ls_figures('SELECT a, id FROM ls ORDER BY a, id');
-SELECT ls_check('SELECT a, id FROM ls ORDER BY a, id') AS past_work_mem,
-	   ls_check('SELECT * FROM ls ORDER BY m, id') AS past_work_mem_tuples;
+SELECT node_check('SELECT a, id FROM ls ORDER BY a, id', '') AS past_work_mem,
+	   node_check('SELECT * FROM ls ORDER BY m, id', '') AS past_work_mem_tuples;
 SET work_mem = '64MB';
 
 -- the leader not taking part, and the setting off: each worker sorts its share
 SET parallel_leader_participation = off;
 SELECT launched > 0 AS launched, handed, sorted_own = launched AS all_sorted_own, leader_took
 FROM ls_figures('SELECT a, id FROM ls ORDER BY a, id');
-SELECT ls_check('SELECT a, id FROM ls ORDER BY a, id') AS leader_not_taking_part;
+SELECT node_check('SELECT a, id FROM ls ORDER BY a, id', '') AS leader_not_taking_part;
 RESET parallel_leader_participation;
 SET gpusort.enable_leader_sort = off;
 SELECT launched > 0 AS launched, handed, sorted_own = launched AS all_sorted_own, leader_took
 FROM ls_figures('SELECT a, id FROM ls ORDER BY a, id');
-SELECT ls_check('SELECT a, id FROM ls ORDER BY a, id') AS setting_off;
+SELECT node_check('SELECT a, id FROM ls ORDER BY a, id', '') AS setting_off;
 RESET gpusort.enable_leader_sort;
 
 -- a text key under the database's collation does not pack exactly: each
 -- worker sorts its share
 SELECT launched > 0 AS launched, handed, sorted_own = launched AS all_sorted_own, leader_took
 FROM ls_figures('SELECT t, id FROM ls ORDER BY t, id');
-SELECT ls_check('SELECT t, id FROM ls ORDER BY t, id') AS text_key;
+SELECT node_check('SELECT t, id FROM ls ORDER BY t, id', '') AS text_key;
 
 -- the Gather Merge on a nested loop's inner side, rescanned for each outer
 -- row: the rows handed before are freed, the workers hand them again
@@ -230,6 +208,5 @@ RESET gpusort_test.leader_reads_last;
 
 DROP TABLE ls_outer;
 DROP TABLE ls;
-DROP FUNCTION ls_check(text);
 DROP FUNCTION ls_figures(text);
 DROP FUNCTION ls_plan(text);
