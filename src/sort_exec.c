@@ -22,6 +22,9 @@
 #include "postgres.h"
 
 #include <math.h>
+#ifdef __linux__
+#include <sys/statvfs.h>
+#endif
 
 #include "access/nbtree.h"
 #include "access/parallel.h"
@@ -51,6 +54,7 @@
 #include "port/pg_bswap.h"
 #include "portability/instr_time.h"
 #include "storage/barrier.h"
+#include "storage/dsm_impl.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -142,6 +146,7 @@ typedef struct SortNodeShared
 	bool		together;
 	Barrier		reading;
 	pg_atomic_uint32 workers_read;	/* workers done reading (tests) */
+	pg_atomic_uint64 handing;	/* bytes the workers are handing */
 	SortNodeFigures workers[FLEXIBLE_ARRAY_MEMBER];
 } SortNodeShared;
 
@@ -1375,8 +1380,37 @@ handed_bytes(SortNodeState *state)
 }
 
 /*
+ * Whether the system's shared memory has room for the chunks the workers
+ * are handing, bytes of them this one's, twice over.  The DSA area grows by
+ * POSIX shared memory segments (/dev/shm on Linux, 64 MB in a container by
+ * default), and a segment that finds no room there raises an error, where
+ * the worker can sort its share instead.
+ */
+static bool
+shared_memory_room(SortNodeState *state, Size bytes)
+{
+	uint64		handing = pg_atomic_add_fetch_u64(&state->shared->handing, bytes);
+
+#ifdef __linux__
+	if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
+	{
+		struct statvfs fs;
+
+		if (statvfs("/dev/shm", &fs) == 0 &&
+			(double) fs.f_bavail * fs.f_frsize < 2.0 * handing)
+		{
+			pg_atomic_sub_fetch_u64(&state->shared->handing, bytes);
+			return false;
+		}
+	}
+#endif
+	return true;
+}
+
+/*
  * A worker's rows into a chunk of the DSA area, named in its entry of the
- * shared memory; false where the area has no room for them.
+ * shared memory; false where the area or the system's shared memory has no
+ * room for them.
  */
 static bool
 hand_rows(SortNodeState *state)
@@ -1399,6 +1433,8 @@ hand_rows(SortNodeState *state)
 		return false;
 #endif
 	size = handed_bytes(state);
+	if (!shared_memory_room(state, size))
+		return false;
 	dp = dsa_allocate_extended(area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
 	if (!DsaPointerIsValid(dp))
 		return false;
@@ -3802,6 +3838,7 @@ init_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 		handed_slots(shared)[w] = InvalidDsaPointer;
 	BarrierInit(&shared->reading, 0);
 	pg_atomic_init_u32(&shared->workers_read, 0);
+	pg_atomic_init_u64(&shared->handing, 0);
 	state->together = shared->together = sorts_together(state);
 	state->area = node->ss.ps.state->es_query_dsa;
 	state->shared = shared;
@@ -3827,6 +3864,7 @@ reinit_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	}
 	BarrierInit(&shared->reading, 0);
 	pg_atomic_write_u32(&shared->workers_read, 0);
+	pg_atomic_write_u64(&shared->handing, 0);
 	state->together = shared->together = sorts_together(state);
 	state->area = area;
 	state->shared = shared;
