@@ -2915,7 +2915,7 @@ typedef struct PartitionBest
 {
 	uint128		part;			/* the partition keys' bits */
 	int			nvalues;
-	int			full;			/* nvalues reaches past the c-th row: the
+	bool		full;			/* nvalues reaches past the c-th row: the
 								 * last two values are the next peer
 								 * group's and the one after it */
 } PartitionBest;
@@ -2970,7 +2970,7 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 		return false;
 	while (capacity < 2 * Min(max_parts, n / 16 + 1))
 		capacity *= 2;
-	table = MemoryContextAlloc(state->tuple_context, sizeof(int32) * capacity);
+	table = gpusort_alloc_large(sizeof(int32) * capacity);
 	memset(table, -1, sizeof(int32) * capacity);
 	parts = gpusort_alloc_large(sizeof(PartitionBest) * Max(capacity / 2, 1));
 	values = gpusort_alloc_large(sizeof(uint128) * slots * Max(capacity / 2, 1));
