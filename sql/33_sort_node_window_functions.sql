@@ -9,8 +9,9 @@
 -- comparators (strings, a nondeterministic collation); functions inside
 -- expressions, errors and volatile functions in the target list, stacked
 -- windows, windows that keep the WindowAgg (an aggregate, ntile of an
--- expression, a run condition, other keys), rescans, a cursor, a sort past
--- work_mem (a tuplesort, compared row by row with the one before) and
+-- expression, a frame offset, a run condition, other keys), rescans, a
+-- cursor, a sort past work_mem (a tuplesort, compared row by row with the
+-- one before) and
 -- gpusort.enable_window_functions.  percent_rank(), cume_dist() and
 -- ntile() of a constant count each partition's rows and each peer group's
 -- ahead of its first row.  Each query's rows are compared with
@@ -151,6 +152,13 @@ SELECT wf_check('SELECT id, a, rank() OVER w, sum(x) OVER w FROM wf WINDOW w AS 
 SELECT wf_check('SELECT id, a, ntile(x + 1) OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)');
 SELECT wf_check('SELECT id, a, ntile(NULL) OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)');
 SELECT wf_check('SELECT id, a, ntile(0) OVER w FROM wf WINDOW w AS (PARTITION BY b ORDER BY a, id)');
+-- a frame with an offset: the WindowAgg evaluates it at the first row,
+-- and fails there for a negative or NULL one
+SELECT wf_check('SELECT id, a, rank() OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING) FROM wf');
+SELECT sum(r) FROM (SELECT id, rank() OVER (ORDER BY a ROWS BETWEEN -1 PRECEDING AND CURRENT ROW) r FROM wf) w;
+SELECT sum(c) FROM (SELECT id, cume_dist() OVER (ORDER BY a ROWS BETWEEN CURRENT ROW AND NULL FOLLOWING) c FROM wf) w;
+-- a frame without offsets changes nothing for the ranking functions
+SELECT wf_check('SELECT id, a, rank() OVER (ORDER BY a ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM wf');
 -- a run condition: the node keeps the rows up to it instead (Rank Bound)
 SELECT wf_check('SELECT * FROM (SELECT id, a, rank() OVER (ORDER BY a) r FROM wf) w WHERE r <= 10');
 -- a window over other keys than the sort's

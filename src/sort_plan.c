@@ -997,8 +997,10 @@ scan_column(CustomScan *node, AttrNumber resno)
  * keys: the node then counts them as it returns its rows (sort_exec.c), in
  * one pass where the WindowAgg kept each partition in a tuplestore.  NULL
  * where it cannot: another window function (an aggregate, lag...),
- * a run condition (the node's rank bound takes it) or a filter, or keys
- * other than the node's.  A node that computes a lower WindowAgg's
+ * a run condition (the node's rank bound takes it) or a filter, a frame
+ * with an offset (which the WindowAgg evaluates and checks, and may fail
+ * on, though the functions do not use the frame), or keys other than the
+ * node's.  A node that computes a lower WindowAgg's
  * functions takes the next one's too, where its own target list is its
  * scan tuple's columns only (nothing of it is computed once it goes).
  *
@@ -1027,6 +1029,7 @@ fuse_window(WindowAgg *wagg, CustomScan *node)
 	if (!gpusort_enable_window_functions || node->custom_exprs != NIL ||
 		(!stacked && list_length(private) != PRIV_RANK_BOUND) ||
 		wagg->runConditionOrig != NIL || wagg->plan.qual != NIL || wagg->plan.initPlan != NIL ||
+		wagg->startOffset != NULL || wagg->endOffset != NULL ||
 		nkeys == 0 || nkeys > list_length(columns) || nkeys > FUSE_MAX_KEYS)
 		return NULL;
 	foreach(lc, node->scan.plan.targetlist)
