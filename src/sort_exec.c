@@ -2861,7 +2861,7 @@ mark_window_runs(SortNodeState *state, const PackedWords *words, const PackLayou
 	int			exact_shift = exact > 0 ? layout->shift[exact - 1] : 0;
 	Datum	   *values = palloc(sizeof(Datum) * nkeys * 2);
 	bool	   *isnull = palloc(sizeof(bool) * nkeys * 2);
-	uint8	   *diff = palloc(Max(n, 1));
+	uint8	   *diff = gpusort_alloc_large(Max(n, 1));
 
 	if (n > 0)
 		diff[0] = 0;
