@@ -3892,6 +3892,9 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 		ExplainPropertyText("Sort Method", tuplesort_method_name(f->tuplesort_stats.sortMethod), es);
 		ExplainPropertyInteger("Sort Space Used", "kB", f->tuplesort_stats.spaceUsed, es);
 		ExplainPropertyText("Sort Space Type", tuplesort_space_type_name(f->tuplesort_stats.spaceType), es);
+		/* the leader past work_mem put its workers' rows into its tuplesort */
+		if (f->from_workers > 0)
+			ExplainPropertyInteger("Sort Rows From Workers", NULL, f->from_workers, es);
 	}
 	else
 	{
@@ -3910,7 +3913,9 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 			ExplainPropertyBool("Sort Bound Per Partition", f->per_partition, es);
 			ExplainPropertyInteger("Sort Rows Kept", NULL, f->kept, es);
 		}
-		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
+		/* a worker that handed its rows to the leader packed no key */
+		if (!f->handed)
+			ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
 		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
 	}
 	if (es->timing)
