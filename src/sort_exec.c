@@ -1443,6 +1443,7 @@ hand_rows(SortNodeState *state)
 	handed_slots(state->shared)[ParallelWorkerNumber] = dp;
 	return true;
 }
+
 /* A chunk of handed rows read: its arrays into view, allocated in the tuple context. */
 static void
 view_handed(SortNodeState *state, char *base, HandedView *view)
