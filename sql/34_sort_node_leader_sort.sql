@@ -134,6 +134,22 @@ RESET gpusort_test.no_room_to_hand;
 SET gpusort_test.leader_past_work_mem = on;
 SELECT launched > 0 AS launched, handed = launched AS all_handed, leader_took, tuplesort
 FROM ls_figures('SELECT a, id FROM ls ORDER BY a, id');
+-- the same in JSON: the leader shows the rows its tuplesort took from the
+-- workers, and a worker that handed its rows shows no key bits
+CREATE FUNCTION ls_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+	RETURN j::jsonb -> 0 -> 'Plan' -> 'Plans' -> 0;
+END $$;
+SELECT node ->> 'Sort Device' AS leader_device,
+	   (node ->> 'Sort Rows From Workers')::int8 > 0 AS leader_took,
+	   (SELECT count(*) FROM jsonb_array_elements(node -> 'Sort Workers') w
+		WHERE w ->> 'Sort Device' = 'leader') > 0 AS some_handed,
+	   (SELECT count(*) FROM jsonb_array_elements(node -> 'Sort Workers') w
+		WHERE w ->> 'Sort Device' = 'leader' AND w ? 'Sort Key Bits') AS handed_with_key_bits
+FROM ls_json('SELECT a, id FROM ls ORDER BY a, id') node;
 SELECT node_check('SELECT a, id, n FROM ls ORDER BY a, id', '') AS leader_tuplesort_columns,
 	   node_check('SELECT id, b, t FROM ls ORDER BY b DESC, id', '') AS leader_tuplesort_tuples;
 RESET gpusort_test.leader_past_work_mem;
@@ -210,3 +226,4 @@ DROP TABLE ls_outer;
 DROP TABLE ls;
 DROP FUNCTION ls_figures(text);
 DROP FUNCTION ls_plan(text);
+DROP FUNCTION ls_json(text);

@@ -1347,7 +1347,8 @@ test_flag(const char *name)
 static Size
 figures_size(int nworkers)
 {
-	return MAXALIGN(add_size(offsetof(SortNodeShared, workers), mul_size(nworkers, sizeof(SortNodeFigures))));
+	return MAXALIGN(add_size(offsetof(SortNodeShared, workers),
+							 mul_size(nworkers, sizeof(SortNodeFigures))));
 }
 
 static dsa_pointer *
@@ -1479,6 +1480,7 @@ hand_rows(SortNodeState *state)
 	handed_slots(state->shared)[ParallelWorkerNumber] = dp;
 	return true;
 }
+
 /* A chunk of handed rows read: its arrays into view, allocated in the tuple context. */
 static void
 view_handed(SortNodeState *state, char *base, HandedView *view)
@@ -1711,7 +1713,9 @@ read_together(SortNodeState *state)
 			BarrierArriveAndDetach(reading);
 		else
 			BarrierDetach(reading);
+#ifdef GS_INJECTION_POINTS
 		pg_atomic_fetch_add_u32(&state->shared->workers_read, 1);
+#endif
 		return;
 	}
 	if (phase == 0)
@@ -3930,6 +3934,9 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 		ExplainPropertyText("Sort Method", tuplesort_method_name(f->tuplesort_stats.sortMethod), es);
 		ExplainPropertyInteger("Sort Space Used", "kB", f->tuplesort_stats.spaceUsed, es);
 		ExplainPropertyText("Sort Space Type", tuplesort_space_type_name(f->tuplesort_stats.spaceType), es);
+		/* the leader past work_mem put its workers' rows into its tuplesort */
+		if (f->from_workers > 0)
+			ExplainPropertyInteger("Sort Rows From Workers", NULL, f->from_workers, es);
 	}
 	else
 	{
@@ -3948,7 +3955,9 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 			ExplainPropertyBool("Sort Bound Per Partition", f->per_partition, es);
 			ExplainPropertyInteger("Sort Rows Kept", NULL, f->kept, es);
 		}
-		ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
+		/* a worker that handed its rows to the leader packed no key */
+		if (!f->handed)
+			ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
 		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
 	}
 	if (es->timing)
