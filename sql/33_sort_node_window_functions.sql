@@ -158,22 +158,21 @@ SELECT wf_check('SELECT id, a, ntile(0) OVER w FROM wf WINDOW w AS (PARTITION BY
 -- outcome, a result or an error, with the node and with Sort:
 CREATE FUNCTION wf_outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-	got text;
-	want text;
+	setting text;
+	outcome text;
+	outcomes text[] := '{}';
 BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	BEGIN
-		EXECUTE q INTO got;
-	EXCEPTION WHEN others THEN
-		got := 'error: ' || SQLERRM;
-	END;
-	SET LOCAL gpusort.enable_sort = off;
-	BEGIN
-		EXECUTE q INTO want;
-	EXCEPTION WHEN others THEN
-		want := 'error: ' || SQLERRM;
-	END;
-	RETURN CASE WHEN got IS NOT DISTINCT FROM want THEN 'same' ELSE 'differs: ' || got || ' vs ' || want END;
+	FOREACH setting IN ARRAY ARRAY['on', 'off'] LOOP
+		PERFORM set_config('gpusort.enable_sort', setting, true);
+		BEGIN
+			EXECUTE q INTO outcome;
+		EXCEPTION WHEN others THEN
+			outcome := 'error: ' || SQLERRM;
+		END;
+		outcomes := outcomes || outcome;
+	END LOOP;
+	RETURN CASE WHEN outcomes[1] IS NOT DISTINCT FROM outcomes[2] THEN 'same'
+		ELSE 'differs: ' || outcomes[1] || ' vs ' || outcomes[2] END;
 END $$;
 SELECT CASE WHEN r IN ('WindowAgg', 'computed') THEN 'same rows' ELSE r END AS frame_offset
 FROM wf_check('SELECT id, a, rank() OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING) FROM wf') r;
