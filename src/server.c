@@ -100,6 +100,7 @@ static struct
 	char		kill_reason[GS_MESSAGE_LEN];	/* the server ended it: why */
 	int			nworkers;
 	bool	   *worker_busy;
+	bool	   *worker_large;	/* busy with a large job (large_job) */
 	TimedOutJob *cancels;		/* one per slot */
 	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
 	struct QueuedJob *queue;	/* admit_jobs' scratch: one per slot */
@@ -382,12 +383,45 @@ any_blamed(TimestampTz now)
 }
 
 /*
- * Admits a queued job if a worker, device memory and a region are free for
- * it; answers at once one that can never fit.  Returns whether it is done
- * with (admitted or answered): false while it waits.  Under the lock.
+ * Whether slot's job is large: its input streams through the transfer
+ * area's ring more than once (over 32 MB).  Such a job holds its worker for
+ * as long as its backend takes to pass the data, hundreds of milliseconds.
  */
 static bool
-try_admit(int index)
+large_job(const GpusortJobSlot *slot)
+{
+	return (Size) slot->n * gs_type_size(slot->type) > GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS;
+}
+
+/*
+ * Whether device d may take another large job.  With two workers or more a
+ * device keeps one for the jobs that are not large: at most all but one of
+ * its workers run large jobs, so that a small sort never waits for a large
+ * one to end.
+ */
+static bool
+large_job_room(int d)
+{
+	int			running = 0;
+
+	if (gpusort_server_streams < 2)
+		return true;
+	for (int i = 0; i < gpu.nworkers; i++)
+		if (i / gpusort_server_streams == d && gpu.worker_busy[i] && gpu.worker_large[i])
+			running++;
+	return running < gpusort_server_streams - 1;
+}
+
+/*
+ * Admits a queued job if a worker, device memory and a region are free for
+ * it; answers at once one that can never fit.  Returns whether it is done
+ * with (admitted or answered): false while it waits.  *for_large is set when
+ * it waits only because every device that could take it runs as many large
+ * jobs as it may (large_job_room): a job that is not large would not be held
+ * up by it.  Under the lock.
+ */
+static bool
+try_admit(int index, bool *for_large)
 {
 	GpusortServerShared *srv = gpusort_server;
 	GpusortJobSlot *slot = &srv->slots[index];
@@ -399,7 +433,9 @@ try_admit(int index)
 				count,
 				w;
 	bool		fits_somewhere = false;
+	bool		large = large_job(slot);
 
+	*for_large = false;
 	if (slot->device_wanted >= srv->ndevices)
 	{
 		reject_job(slot, GS_ERR_NO_DEVICE, "GPU %d does not exist; the server has %d", slot->device_wanted, srv->ndevices);
@@ -426,6 +462,11 @@ try_admit(int index)
 		fits_somewhere = true;
 		if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) < 0)
 			continue;
+		if (large && !large_job_room(d))
+		{
+			*for_large = true;
+			continue;
+		}
 		if (best < 0 || dev->reserved_bytes < srv->devices[best].reserved_bytes)
 			best = d;
 	}
@@ -437,7 +478,8 @@ try_admit(int index)
 		return true;
 	}
 	if (best < 0)
-		return false;			/* it waits for memory or a worker */
+		return false;			/* it waits for memory, a worker or its turn among large jobs */
+	*for_large = false;
 
 	/* the ring holds the input stream, then the output stream (the first limit) */
 	stream_bytes = Max(slot->n * gs_type_size(slot->type),
@@ -465,6 +507,7 @@ try_admit(int index)
 	slot->state = GPUSORT_SLOT_RUNNING;
 
 	gpu.worker_busy[w] = true;
+	gpu.worker_large[w] = large;
 	send_run(w, index, slot->seq);
 	SetLatch(slot->latch);
 	return true;
@@ -474,8 +517,11 @@ try_admit(int index)
  * Admits queued jobs in submission order.  A job that must wait (for memory,
  * a worker or room in the transfer area) may be passed by later jobs that
  * fit, until it has waited GPU_PASS_MS: from then on nothing passes it, so
- * that a large job gets its turn however many small ones come.  A job that
- * can never fit is answered at once.
+ * that a large job gets its turn however many small ones come.  A large job
+ * that waits only because its device runs all the large jobs it may
+ * (large_job_room) is passed however long it has waited: it gets its turn
+ * when one of those ends, and the worker kept back is one it could not take.
+ * A job that can never fit is answered at once.
  */
 static void
 admit_jobs(void)
@@ -483,6 +529,7 @@ admit_jobs(void)
 	GpusortServerShared *srv = gpusort_server;
 	QueuedJob  *queue = gpu.queue;
 	int			nqueued = 0;
+	bool		for_large;
 	TimestampTz now = GetCurrentTimestamp();
 
 	/*
@@ -540,8 +587,10 @@ admit_jobs(void)
 		}
 		if (!any_idle_worker())
 			break;				/* nothing can be admitted until a worker is free */
-		if (try_admit(index))
+		if (try_admit(index, &for_large))
 			continue;
+		if (for_large)
+			continue;			/* it waits for a large job to end, which no small one delays */
 		if (TimestampDifferenceExceeds(slot->submitted, now, GPU_PASS_MS))
 			break;				/* it has been passed long enough: the rest wait for it */
 	}
@@ -650,6 +699,7 @@ gpu_process_started(bool ready)
 
 		gpu.nworkers = report->ndevices * gpusort_server_streams;
 		gpu.worker_busy = (bool *) MemoryContextAllocZero(TopMemoryContext, sizeof(bool) * gpu.nworkers);
+		gpu.worker_large = (bool *) MemoryContextAllocZero(TopMemoryContext, sizeof(bool) * gpu.nworkers);
 		snprintf(what, sizeof(what), "sorting on %d GPU%s", srv->ndevices, srv->ndevices == 1 ? "" : "s");
 		report_activity(what);
 		ereport(LOG,
@@ -799,7 +849,9 @@ gpu_process_ended(bool reaped, int wstatus)
 	gpu.pid = 0;
 	if (gpu.worker_busy != NULL)
 		pfree(gpu.worker_busy);
-	gpu.worker_busy = NULL;
+	if (gpu.worker_large != NULL)
+		pfree(gpu.worker_large);
+	gpu.worker_busy = gpu.worker_large = NULL;
 	gpu.nworkers = 0;
 
 	describe_exit(wstatus, how, sizeof(how));
@@ -897,6 +949,7 @@ read_messages(void)
 		if (m.worker < 0 || m.worker >= gpu.nworkers)
 			continue;
 		gpu.worker_busy[m.worker] = false;
+		gpu.worker_large[m.worker] = false;
 		LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 		{
 			GpusortDeviceStats *dev = &srv->devices[m.worker / gpusort_server_streams];

@@ -39,6 +39,11 @@
 #     has waited over a second, nothing passes it: another small sort under gpu stays
 #     queued, and one under auto leaves the queue for the CPU (it waited longer than its
 #     CPU sort takes) and is right.  When the held job is cancelled, the rest run, right.
+#  4b. a worker kept for small jobs: with all but one of the workers held by large jobs
+#     (over 32 MB of input) and another large job queued for over a second, a small sort
+#     under gpu takes the last worker and is right; the queued large job is admitted when a
+#     held one ends.  (Before, the queued large job took the last worker, and a small sort
+#     under gpu waited behind it.)
 #  5. honest figures: after all of the above gpusort_server() counts no failed job (the
 #     jobs cancelled for the timeout and those withdrawn by their backends have counters
 #     of their own in gpusort_gpu_process()); a SIGTERM of the GPU server keeps the
@@ -287,6 +292,43 @@ wait "$held_pid" "$head_pid" "$behind_pid"
 	[ "$(in_use)" = "0 0 0.0" ]
 ok $? "the held job cancelled, the queued ones run right ($(tr '\n' ' ' <"$work/head.out"), $(tr '\n' ' ' <"$work/behind.out")); in use afterwards: $(in_use)"
 q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
+
+# 4b. a worker kept for small jobs: large jobs (over 32 MB) hold at most all but one worker
+streams=$(q -c "SHOW gpusort.server_streams")
+q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '120s'" -c "SELECT pg_reload_conf()" >/dev/null
+q -c "CREATE TABLE fl AS SELECT array_agg((random() * 2e9 - 1e9)::int4) AS a FROM generate_series(1, 10000000)" >/dev/null
+large="SELECT cardinality(gpu_sort(a)) FROM fl"
+large_pids=()
+for k in $(seq 1 $((streams - 1))); do
+	q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+	PGAPPNAME=fa_large PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "$large" >"$work/large.$k" 2>&1 &
+	large_pids+=($!)
+	bg+=($!)
+	wait_held "$k"
+done
+# one more, which today's admission would give the last worker (held there, it would keep it)
+PGAPPNAME=fa_large PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "SELECT gpusort_server_inject('slow-self')" \
+	-c "$large" >"$work/large.last" 2>&1 &
+large_pids+=($!)
+bg+=($!)
+for _ in $(seq 1 200); do
+	[ "$(q -c "SELECT sum(jobs_queued) + $(held) FROM gpusort_server()")" = "$streams" ] && break
+	sleep 0.05
+done
+sleep 1.5
+passed=$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+queued=$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")
+[ "$passed" = "t gpu:0 " ] && [ "$queued" = 1 ] && [ "$(held)" = $((streams - 1)) ]
+ok $? "with $((streams - 1)) large jobs held on $streams workers and another queued for over a second, a small sort under gpu takes the worker kept back: $passed; queued: $queued, held: $(held)"
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fa_large'" >/dev/null
+# the queued one is admitted once a held one ends, and held in turn by its own injection
+for _ in $(seq 1 200); do [ "$(held)" = 1 ] && [ "$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")" = 0 ] && break; sleep 0.05; done
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fa_large'" >/dev/null
+wait "${large_pids[@]}"
+cancelled=$(cat "$work"/large.* | grep -c "canceling statement")
+[ "$cancelled" = "$streams" ] && [ "$(in_use)" = "0 0 0.0" ]
+ok $? "the large jobs cancelled ($cancelled of $streams), the last after it was admitted; in use afterwards: $(in_use)"
+q -c "DROP TABLE fl" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
 
 # 5. honest figures
 figures=$(q -F ' ' -c "SELECT (SELECT sum(jobs_failed) FROM gpusort_server()), jobs_timed_out, jobs_withdrawn > 0 FROM gpusort_gpu_process()")
