@@ -3,7 +3,8 @@
 # server mode, on a GPU host.
 #
 #   bash bench/server_fairness.sh [--seconds 30] [--small-clients 64] [--big-clients 4]
-#                                 [--device gpu] [--only alone,fairness,storm] [--out FILE]
+#                                 [--device gpu] [--small-device auto] [--only alone,fairness,storm]
+#                                 [--out FILE]
 #
 # 0. alone: the same small clients with nothing beside them under gpusort.device = cpu,
 #    the latency the machine's cores give them under that load (the yardstick of 1).
@@ -12,7 +13,8 @@
 #    the report gives the small sorts' p50 and p99 latency (pgbench's per-transaction
 #    log) beside the same array's CPU sort (gpusort.device = cpu, median of 21, whole
 #    statement), and where the small sorts ran (gpusort_server()'s jobs against the
-#    transactions).
+#    transactions).  --small-device gpu runs the small clients under gpusort.device = gpu
+#    instead, so that every small sort waits for the GPU however long its queue.
 # 2. timeout storm: gpusort.server_job_timeout = 1s; one client's sorts all run past it
 #    (the test build's 'slow-self' injection holds each of its jobs until it is cancelled)
 #    while --small-clients sort as in 1 under gpusort.device = gpu: the small clients'
@@ -32,6 +34,7 @@ small_clients=64
 big_clients=4
 device=gpu
 only=alone,fairness,storm
+small_device=auto
 out=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -39,9 +42,10 @@ while [ $# -gt 0 ]; do
 		--small-clients) small_clients=$2; shift 2 ;;
 		--big-clients) big_clients=$2; shift 2 ;;
 		--device) device=$2; shift 2 ;;
+		--small-device) small_device=$2; shift 2 ;;
 		--only) only=$2; shift 2 ;;
 		--out) out=$2; shift 2 ;;
-		*) echo "usage: $0 [--seconds S] [--small-clients N] [--big-clients N] [--device gpu|cpu] [--only alone,fairness,storm] [--out FILE]" >&2; exit 2 ;;
+		*) echo "usage: $0 [--seconds S] [--small-clients N] [--big-clients N] [--device gpu|cpu] [--small-device auto|gpu] [--only alone,fairness,storm] [--out FILE]" >&2; exit 2 ;;
 	esac
 done
 out=${out:-$GS_ROOT/bench/results/server-fairness-$(hostname)-$(date -u +%Y-%m-%d).md}
@@ -105,7 +109,7 @@ if wanted fairness; then
 		-f big.sql >big1.out 2>&1 || true) &
 	big=$!
 	sleep 2
-	(cd "$work" && PGOPTIONS="-c gpusort.device=auto" pgbench -n -c "$small_clients" -j 8 -T $((seconds - 4)) \
+	(cd "$work" && PGOPTIONS="-c gpusort.device=$small_device" pgbench -n -c "$small_clients" -j 8 -T $((seconds - 4)) \
 		-l --log-prefix=fair -f small.sql >small1.out 2>&1 || true)
 	wait "$big"
 	after=$(jobs)
@@ -138,7 +142,7 @@ fi
 		wanted alone &&
 			echo "| alone, gpusort.device = cpu | $(field "number of transactions actually processed" "$work/small0.out") | $(pct 50 "$work"/alone*) | $(pct 99 "$work"/alone*) | $(field "number of failed transactions" "$work/small0.out") | - |"
 		wanted fairness &&
-			echo "| beside the big sorts, auto | $(field "number of transactions actually processed" "$work/small1.out") | $(pct 50 "$work"/fair*) | $(pct 99 "$work"/fair*) | $(field "number of failed transactions" "$work/small1.out") | $before -> $after |"
+			echo "| beside the big sorts, $small_device | $(field "number of transactions actually processed" "$work/small1.out") | $(pct 50 "$work"/fair*) | $(pct 99 "$work"/fair*) | $(field "number of failed transactions" "$work/small1.out") | $before -> $after |"
 		echo
 		wanted fairness && echo "big clients: $(grep -E "processed|tps" "$work/big1.out" | tr '\n' ' ')" && echo
 	fi
