@@ -434,6 +434,8 @@ try_admit(int index, bool *for_large)
 				w;
 	bool		fits_somewhere = false;
 	bool		large = large_job(slot);
+	bool		lane_full = false,	/* a device that could take it runs all the large jobs it may */
+				other_wait = false; /* one waits for memory or a worker instead */
 
 	*for_large = false;
 	if (slot->device_wanted >= srv->ndevices)
@@ -460,11 +462,19 @@ try_admit(int index, bool *for_large)
 		if (need > dev->budget_bytes)
 			continue;
 		fits_somewhere = true;
-		if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) < 0)
-			continue;
+		/*
+		 * The large jobs' share first: while it is full the device cannot take
+		 * this job whatever memory and workers it has free, and once one of
+		 * its large jobs ends it may
+		 */
 		if (large && !large_job_room(d))
 		{
-			*for_large = true;
+			lane_full = true;
+			continue;
+		}
+		if (dev->reserved_bytes + need > dev->budget_bytes || idle_worker(d) < 0)
+		{
+			other_wait = true;
 			continue;
 		}
 		if (best < 0 || dev->reserved_bytes < srv->devices[best].reserved_bytes)
@@ -478,8 +488,11 @@ try_admit(int index, bool *for_large)
 		return true;
 	}
 	if (best < 0)
-		return false;			/* it waits for memory, a worker or its turn among large jobs */
-	*for_large = false;
+	{
+		/* it waits for memory, a worker or its turn among large jobs */
+		*for_large = lane_full && !other_wait;
+		return false;
+	}
 
 	/* the ring holds the input stream, then the output stream (the first limit) */
 	stream_bytes = Max(slot->n * gs_type_size(slot->type),
@@ -518,9 +531,10 @@ try_admit(int index, bool *for_large)
  * a worker or room in the transfer area) may be passed by later jobs that
  * fit, until it has waited GPU_PASS_MS: from then on nothing passes it, so
  * that a large job gets its turn however many small ones come.  A large job
- * that waits only because its device runs all the large jobs it may
- * (large_job_room) is passed however long it has waited: it gets its turn
- * when one of those ends, and the worker kept back is one it could not take.
+ * that waits because every device that could take it runs all the large
+ * jobs it may (large_job_room) is passed however long it has waited, whether
+ * or not memory is free for it there: it gets its turn when one of those
+ * ends, and the worker kept back is one it could not take.
  * A job that can never fit is answered at once.
  */
 static void

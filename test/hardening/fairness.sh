@@ -41,9 +41,12 @@
 #     CPU sort takes) and is right.  When the held job is cancelled, the rest run, right.
 #  4b. a worker kept for small jobs: with all but one of the workers held by large jobs
 #     (over 32 MB of input) and another large job queued for over a second, a small sort
-#     under gpu takes the last worker and is right; the queued large job is admitted when a
-#     held one ends.  (Before, the queued large job took the last worker, and a small sort
-#     under gpu waited behind it.)
+#     under gpu takes the last worker and is right; so does another once the budget
+#     (gpusort.server_memory) leaves too little for the queued large job beside the held
+#     ones (a job that needs a large one to end passes no aging rule, whatever else it
+#     lacks); the queued large job is admitted when a held one ends.  (Before, the queued
+#     large job took the last worker, and a small sort under gpu waited behind it; short of
+#     memory, it stopped the queue after its second.)
 #  5. honest figures: after all of the above gpusort_server() counts no failed job (the
 #     jobs cancelled for the timeout and those withdrawn by their backends have counters
 #     of their own in gpusort_gpu_process()); a SIGTERM of the GPU server keeps the
@@ -307,7 +310,7 @@ for k in $(seq 1 $((streams - 1))); do
 	wait_held "$k"
 done
 # one more, which today's admission would give the last worker (held there, it would keep it)
-PGAPPNAME=fa_large PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "SELECT gpusort_server_inject('slow-self')" \
+PGAPPNAME=fa_last PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "SELECT gpusort_server_inject('slow-self')" \
 	-c "$large" >"$work/large.last" 2>&1 &
 large_pids+=($!)
 bg+=($!)
@@ -320,14 +323,30 @@ passed=$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$small
 queued=$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")
 [ "$passed" = "t gpu:0 " ] && [ "$queued" = 1 ] && [ "$(held)" = $((streams - 1)) ]
 ok $? "with $((streams - 1)) large jobs held on $streams workers and another queued for over a second, a small sort under gpu takes the worker kept back: $passed; queued: $queued, held: $(held)"
+# the same with too little memory left for the queued large job: it waits for a large job to
+# end all the same, and the small sort still takes the worker kept back
+reserved=$(q -c "SELECT ceil(sum(memory_reserved_mb)) FROM gpusort_server()")
+q -c "ALTER SYSTEM SET gpusort.server_memory = '$((reserved + reserved / (2 * (streams - 1))))MB'" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+passed=$(PGOPTIONS="-c gpusort.device=gpu -c statement_timeout=20s" q -c "$small" -c "SELECT device FROM gpusort_last_run()" 2>&1 | tr '\n' ' ')
+queued=$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")
+[ "$passed" = "t gpu:0 " ] && [ "$queued" = 1 ] && [ "$(held)" = $((streams - 1)) ]
+ok $? "the same with the queued large job short of memory ($reserved MB held, budget $((reserved + reserved / (2 * (streams - 1)))) MB): $passed; queued: $queued, held: $(held)"
+q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "SELECT pg_reload_conf()" >/dev/null
 q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fa_large'" >/dev/null
 # the queued one is admitted once a held one ends, and held in turn by its own injection
-for _ in $(seq 1 200); do [ "$(held)" = 1 ] && [ "$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")" = 0 ] && break; sleep 0.05; done
-q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fa_large'" >/dev/null
+admitted=1
+for _ in $(seq 1 200); do
+	[ "$(held)" = 1 ] && [ "$(q -c "SELECT sum(jobs_queued) FROM gpusort_server()")" = 0 ] && admitted=0 && break
+	sleep 0.05
+done
+q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fa_last'" >/dev/null
 wait "${large_pids[@]}"
 cancelled=$(cat "$work"/large.* | grep -c "canceling statement")
-[ "$cancelled" = "$streams" ] && [ "$(in_use)" = "0 0 0.0" ]
-ok $? "the large jobs cancelled ($cancelled of $streams), the last after it was admitted; in use afterwards: $(in_use)"
+# the last one's worker lets go of it at its next pass
+for _ in $(seq 1 200); do [ "$(in_use)" = "0 0 0.0" ] && break; sleep 0.05; done
+[ "$admitted" = 0 ] && [ "$cancelled" = "$streams" ] && [ "$(in_use)" = "0 0 0.0" ]
+ok $? "the large jobs cancelled ($cancelled of $streams), the last after it was admitted (admitted: $([ "$admitted" = 0 ] && echo yes || echo no)); in use afterwards: $(in_use)"
 q -c "DROP TABLE fl" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
 
 # 5. honest figures
