@@ -396,8 +396,9 @@ large_job(const GpusortJobSlot *slot)
 /*
  * Whether device d may take another large job.  With two workers or more a
  * device keeps one for the jobs that are not large: at most all but one of
- * its workers run large jobs, so that a small sort never waits for a large
- * one to end.
+ * its workers run large jobs, so that a small sort does not wait for a large
+ * one to end for want of a worker.  (It still may for want of memory or
+ * transfer area, behind a job that has waited GPU_PASS_MS: admit_jobs.)
  */
 static bool
 large_job_room(int d)
