@@ -101,6 +101,7 @@ static struct
 	int			nworkers;
 	bool	   *worker_busy;
 	bool	   *worker_large;	/* busy with a large job (large_job) */
+	int			large_running[GPUSORT_SERVER_MAX_DEVICES];	/* such workers per device */
 	TimedOutJob *cancels;		/* one per slot */
 	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
 	struct QueuedJob *queue;	/* admit_jobs' scratch: one per slot */
@@ -382,15 +383,25 @@ any_blamed(TimestampTz now)
 	return false;
 }
 
+/* The bytes of slot's larger stream through the transfer area: its input, or its output. */
+static Size
+job_stream_bytes(const GpusortJobSlot *slot)
+{
+	return Max(slot->n * gs_type_size(slot->type),
+			   (slot->want_keys ? slot_out_n(slot) * gs_type_size(slot->type) : 0) +
+			   (slot->want_perm ? slot_out_n(slot) * sizeof(uint32) : 0));
+}
+
 /*
- * Whether slot's job is large: its input streams through the transfer
- * area's ring more than once (over 32 MB).  Such a job holds its worker for
- * as long as its backend takes to pass the data, hundreds of milliseconds.
+ * Whether slot's job is large: its input or its output streams through the
+ * transfer area's ring more than once (over 32 MB).  Such a job holds its
+ * worker for as long as its backend takes to pass the data, hundreds of
+ * milliseconds.
  */
 static bool
 large_job(const GpusortJobSlot *slot)
 {
-	return (Size) slot->n * gs_type_size(slot->type) > GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS;
+	return job_stream_bytes(slot) > GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS;
 }
 
 /*
@@ -403,14 +414,7 @@ large_job(const GpusortJobSlot *slot)
 static bool
 large_job_room(int d)
 {
-	int			running = 0;
-
-	if (gpusort_server_streams < 2)
-		return true;
-	for (int i = 0; i < gpu.nworkers; i++)
-		if (i / gpusort_server_streams == d && gpu.worker_busy[i] && gpu.worker_large[i])
-			running++;
-	return running < gpusort_server_streams - 1;
+	return gpusort_server_streams < 2 || gpu.large_running[d] < gpusort_server_streams - 1;
 }
 
 /*
@@ -466,7 +470,7 @@ try_admit(int index, bool *for_large)
 		/*
 		 * The large jobs' share first: while it is full the device cannot take
 		 * this job whatever memory and workers it has free, and once one of
-		 * its large jobs ends it may
+		 * its large jobs ends it may.
 		 */
 		if (large && !large_job_room(d))
 		{
@@ -496,9 +500,7 @@ try_admit(int index, bool *for_large)
 	}
 
 	/* the ring holds the input stream, then the output stream (the first limit) */
-	stream_bytes = Max(slot->n * gs_type_size(slot->type),
-					   (slot->want_keys ? slot_out_n(slot) * gs_type_size(slot->type) : 0) +
-					   (slot->want_perm ? slot_out_n(slot) * sizeof(uint32) : 0));
+	stream_bytes = job_stream_bytes(slot);
 	region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
 	count = (int) gpusort_area_granules(region);
 	first = find_region(count);
@@ -522,6 +524,8 @@ try_admit(int index, bool *for_large)
 
 	gpu.worker_busy[w] = true;
 	gpu.worker_large[w] = large;
+	if (large)
+		gpu.large_running[best]++;
 	send_run(w, index, slot->seq);
 	SetLatch(slot->latch);
 	return true;
@@ -867,6 +871,7 @@ gpu_process_ended(bool reaped, int wstatus)
 	if (gpu.worker_large != NULL)
 		pfree(gpu.worker_large);
 	gpu.worker_busy = gpu.worker_large = NULL;
+	memset(gpu.large_running, 0, sizeof(gpu.large_running));
 	gpu.nworkers = 0;
 
 	describe_exit(wstatus, how, sizeof(how));
@@ -964,6 +969,8 @@ read_messages(void)
 		if (m.worker < 0 || m.worker >= gpu.nworkers)
 			continue;
 		gpu.worker_busy[m.worker] = false;
+		if (gpu.worker_large[m.worker])
+			gpu.large_running[m.worker / gpusort_server_streams]--;
 		gpu.worker_large[m.worker] = false;
 		LWLockAcquire(srv->lock, LW_EXCLUSIVE);
 		{

@@ -40,8 +40,8 @@
 #     queued, and one under auto leaves the queue for the CPU (it waited longer than its
 #     CPU sort takes) and is right.  When the held job is cancelled, the rest run, right.
 #  4b. a worker kept for small jobs: with all but one of the workers held by large jobs
-#     (over 32 MB of input) and another large job queued for over a second, a small sort
-#     under gpu takes the last worker and is right; so does another once the budget
+#     (over 32 MB of input or of output) and another large job queued for over a second (an
+#     argsort of 32 MB of int2, large by its 64 MB of positions), a small sort under gpu takes the last worker and is right; so does another once the budget
 #     (gpusort.server_memory) leaves too little for the queued large job beside the held
 #     ones (a job that needs a large one to end passes no aging rule, whatever else it
 #     lacks); the queued large job is admitted when a held one ends.  (Before, the queued
@@ -296,10 +296,11 @@ wait "$held_pid" "$head_pid" "$behind_pid"
 ok $? "the held job cancelled, the queued ones run right ($(tr '\n' ' ' <"$work/head.out"), $(tr '\n' ' ' <"$work/behind.out")); in use afterwards: $(in_use)"
 q -c "ALTER SYSTEM RESET gpusort.server_memory" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
 
-# 4b. a worker kept for small jobs: large jobs (over 32 MB) hold at most all but one worker
+# 4b. a worker kept for small jobs: large jobs (over 32 MB in or out) hold at most all but one worker
 streams=$(q -c "SHOW gpusort.server_streams")
 q -c "ALTER SYSTEM SET gpusort.server_job_timeout = '120s'" -c "SELECT pg_reload_conf()" >/dev/null
-q -c "CREATE TABLE fl AS SELECT array_agg((random() * 2e9 - 1e9)::int4) AS a FROM generate_series(1, 10000000)" >/dev/null
+q -c "CREATE TABLE fl AS SELECT array_agg((random() * 2e9 - 1e9)::int4) AS a FROM generate_series(1, 10000000)" \
+	-c "CREATE TABLE fl2 AS SELECT array_agg((random() * 60000 - 30000)::int2) AS a FROM generate_series(1, 16777216)" >/dev/null
 large="SELECT cardinality(gpu_sort(a)) FROM fl"
 large_pids=()
 for k in $(seq 1 $((streams - 1))); do
@@ -309,9 +310,10 @@ for k in $(seq 1 $((streams - 1))); do
 	bg+=($!)
 	wait_held "$k"
 done
-# one more, which today's admission would give the last worker (held there, it would keep it)
+# one more, large by its output: an argsort of 2^24 int2, 32 MB in and 64 MB of positions out
+# (given the last worker, held there, it would keep it)
 PGAPPNAME=fa_last PGOPTIONS="-c gpusort.device=gpu" psql -X -At -c "SELECT gpusort_server_inject('slow-self')" \
-	-c "$large" >"$work/large.last" 2>&1 &
+	-c "SELECT cardinality(gpu_argsort(a)) FROM fl2" >"$work/large.last" 2>&1 &
 large_pids+=($!)
 bg+=($!)
 for _ in $(seq 1 200); do
@@ -347,7 +349,7 @@ cancelled=$(cat "$work"/large.* | grep -c "canceling statement")
 for _ in $(seq 1 200); do [ "$(in_use)" = "0 0 0.0" ] && break; sleep 0.05; done
 [ "$admitted" = 0 ] && [ "$cancelled" = "$streams" ] && [ "$(in_use)" = "0 0 0.0" ]
 ok $? "the large jobs cancelled ($cancelled of $streams), the last after it was admitted (admitted: $([ "$admitted" = 0 ] && echo yes || echo no)); in use afterwards: $(in_use)"
-q -c "DROP TABLE fl" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
+q -c "DROP TABLE fl, fl2" -c "ALTER SYSTEM SET gpusort.server_job_timeout = '3s'" -c "SELECT pg_reload_conf()" >/dev/null
 
 # 5. honest figures
 figures=$(q -F ' ' -c "SELECT (SELECT sum(jobs_failed) FROM gpusort_server()), jobs_timed_out, jobs_withdrawn > 0 FROM gpusort_gpu_process()")
