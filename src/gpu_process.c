@@ -97,6 +97,49 @@ send_message(GpusortMessageKind kind, int worker, int slot, uint64 seq, gs_statu
 	}
 }
 
+/*
+ * Names the backend of the job in slot as the one whose fault ends this
+ * process, for the server's back-off (blame_jobs_in_flight); the first name
+ * stands.  Async-signal-safe: plain stores to shared memory.
+ */
+static void
+name_culprit(int slot)
+{
+	GpusortJobSlot *s = &gpusort_server->slots[slot];
+
+	if (__atomic_load_n(&gpusort_server->crash_generation, __ATOMIC_ACQUIRE) == s->generation)
+		return;
+	gpusort_server->crash_pid = s->pid;
+	__atomic_store_n(&gpusort_server->crash_generation, s->generation, __ATOMIC_RELEASE);
+}
+
+/*
+ * A fatal signal raised by a worker thread itself (a fault in its code or
+ * in a library under it, or abort()): names the job it was running, then
+ * dies of the same signal.  One sent by another process (kill -SEGV) names
+ * nothing, whichever thread takes it.
+ */
+static void
+fatal_signal(int sig, siginfo_t *info, void *context)
+{
+	(void) context;
+	if (workers != NULL &&
+		(info->si_code > 0 || (info->si_code == SI_TKILL && info->si_pid == getpid())))
+	{
+		pthread_t	self = pthread_self();
+
+		for (int i = 0; i < nworkers; i++)
+			if (pthread_equal(workers[i].thread, self))
+			{
+				if (workers[i].slot >= 0)
+					name_culprit(workers[i].slot);
+				break;
+			}
+	}
+	/* SA_RESETHAND: the default action now, which ends the process */
+	raise(sig);
+}
+
 #ifdef GS_INJECTION_POINTS
 /*
  * Holds the calling worker while the injection names this stage for this
@@ -106,7 +149,9 @@ send_message(GpusortMessageKind kind, int worker, int slot, uint64 seq, gs_statu
  * runs one (gs_inject_hang), on the CPU stand-in it spins.  At 'slow' the
  * first worker to get there takes the injection (it is cleared) and waits
  * for its job's cancel flag, as a long sort that looks at it between passes;
- * at 'slow-self' only a job of the backend that set it does.
+ * at 'slow-self' only a job of the backend that set it does.  At 'crash-self'
+ * the next job of the backend that set it kills its worker with SIGSEGV, as
+ * a fault in that job would.
  */
 static void
 injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
@@ -131,6 +176,16 @@ injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
 			nanosleep(&ts, NULL);
 		__atomic_sub_fetch(&srv->inject_held, 1, __ATOMIC_ACQ_REL);
 		return;
+	}
+	if (now == GPUSORT_INJECT_CRASH && stage == GPUSORT_INJECT_RUNNING)
+	{
+		int32		pid = __atomic_load_n(&srv->inject_pid, __ATOMIC_ACQUIRE);
+
+		if (slot->pid != pid ||
+			!__atomic_compare_exchange_n(&srv->inject, &now, GPUSORT_INJECT_NONE, false,
+										 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+		raise(SIGSEGV);			/* to this thread, as a fault in the job */
 	}
 	if (now == GPUSORT_INJECT_HANG && stage == GPUSORT_INJECT_RUNNING)
 	{
@@ -431,9 +486,16 @@ worker_main(void *arg)
 		pthread_mutex_unlock(&w->mutex);
 		send_message(GPUSORT_MSG_FINISHED, w->index, slot, seq, status);
 
-		/* a context a CUDA error left unusable: the server starts a fresh process */
+		/*
+		 * A context a CUDA error left unusable: the server starts a fresh
+		 * process.  The first worker to see it with its job failed names that
+		 * job as the cause.
+		 */
 		if (status != GS_OK && !cpu_device && gs_device_context_broken())
+		{
+			name_culprit(slot);
 			_exit(GPUSORT_GPU_EXIT_BROKEN);
+		}
 	}
 	return NULL;
 }
@@ -593,11 +655,19 @@ static void
 detach_from_server(pid_t server_pid)
 {
 	sigset_t	none;
+	struct sigaction fatal;
+	const int	fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 	/* SIGKILL, SIGSTOP and the C library's own signals refuse; that is fine */
 	for (int sig = 1; sig < NSIG; sig++)
 		(void) signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);	/* a write to a gone server fails instead */
+	memset(&fatal, 0, sizeof(fatal));
+	fatal.sa_sigaction = fatal_signal;
+	fatal.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&fatal.sa_mask);
+	for (int i = 0; i < lengthof(fatal_signals); i++)
+		(void) sigaction(fatal_signals[i], &fatal, NULL);
 
 	/*
 	 * A process group of its own: PostgreSQL signals a backend's whole group

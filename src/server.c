@@ -283,7 +283,42 @@ static struct
 	TimestampTz until;
 } blamed[BLAME_SESSIONS];
 
-/* Blames the backends of the jobs the dying GPU process ran; returns how many jobs. */
+/* Pauses the sessions of backend pid for its next step of the back-off: a job of it was in flight at a death. */
+static void
+blame_session(int pid, TimestampTz now, const char *why)
+{
+	int			b = -1;
+	long		ms;
+
+	for (int k = 0; k < BLAME_SESSIONS && b < 0; k++)
+		if (blamed[k].pid == pid)
+			b = k;
+	if (b < 0)
+	{
+		b = 0;					/* a free entry, or the one whose pause ended first */
+		for (int k = 1; k < BLAME_SESSIONS; k++)
+			if (blamed[k].until < blamed[b].until)
+				b = k;
+		blamed[b].pid = pid;
+		blamed[b].deaths = 0;
+	}
+	if (TimestampDifferenceExceeds(blamed[b].until, now, BLAME_FORGET_MS))
+		blamed[b].deaths = 0;
+	blamed[b].deaths++;
+	ms = Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20), GPU_BACKOFF_MAX_MS);
+	blamed[b].until = TimestampTzPlusMilliseconds(now, ms);
+	ereport(LOG,
+			(errmsg("gpusort server: the GPU process died %s backend %d; its sorts run on the CPU for %ld ms",
+					why, pid, ms)));
+}
+
+/*
+ * Blames the backends of the jobs the dying GPU process ran; returns how
+ * many jobs.  Where the GPU process named the job whose fault ended it (a
+ * fatal signal in its worker, a CUDA error of it that left the context
+ * unusable), only that job's session is paused; else the session of every
+ * job in flight is, as the death cannot be told apart from theirs.
+ */
 static int
 blame_jobs_in_flight(void)
 {
@@ -291,37 +326,22 @@ blame_jobs_in_flight(void)
 	TimestampTz now = GetCurrentTimestamp();
 	int			jobs = 0;
 
+	if (__atomic_load_n(&srv->crash_generation, __ATOMIC_ACQUIRE) == srv->generation &&
+		srv->crash_pid != 0)
+	{
+		blame_session(srv->crash_pid, now, "of a fault in a job of");
+		return 1;
+	}
 	LWLockAcquire(srv->lock, LW_SHARED);
 	for (int i = 0; i < srv->nslots; i++)
 	{
 		GpusortJobSlot *slot = &srv->slots[i];
-		int			b = -1;
 
 		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation != srv->generation ||
 			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE))
 			continue;
 		jobs++;
-		for (int k = 0; k < BLAME_SESSIONS && b < 0; k++)
-			if (blamed[k].pid == slot->pid)
-				b = k;
-		if (b < 0)
-		{
-			b = 0;				/* a free entry, or the one whose pause ended first */
-			for (int k = 1; k < BLAME_SESSIONS; k++)
-				if (blamed[k].until < blamed[b].until)
-					b = k;
-			blamed[b].pid = slot->pid;
-			blamed[b].deaths = 0;
-		}
-		if (TimestampDifferenceExceeds(blamed[b].until, now, BLAME_FORGET_MS))
-			blamed[b].deaths = 0;
-		blamed[b].deaths++;
-		blamed[b].until = TimestampTzPlusMilliseconds(now,
-													  Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20),
-														  GPU_BACKOFF_MAX_MS));
-		ereport(LOG,
-				(errmsg("gpusort server: the GPU process died with a job of backend %d in flight; its sorts run on the CPU for %ld ms",
-						slot->pid, Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20), GPU_BACKOFF_MAX_MS))));
+		blame_session(slot->pid, now, "with a job in flight of");
 	}
 	LWLockRelease(srv->lock);
 	return jobs;

@@ -71,9 +71,11 @@ typedef enum GpusortInjection
 	GPUSORT_INJECT_COPY_OUT,	/* a worker has sorted, before the first output chunk */
 	GPUSORT_INJECT_HANG,		/* a worker with the input never returns (a kernel that
 								 * does not end): the job timeout ends the GPU process */
-	GPUSORT_INJECT_SLOW			/* the next job that has its input is held until it is
+	GPUSORT_INJECT_SLOW,		/* the next job that has its input is held until it is
 								 * cancelled (a long sort that looks at its cancel flag
 								 * between passes), then stops; one job only */
+	GPUSORT_INJECT_CRASH		/* the next job of inject_pid that has its input kills
+								 * its worker with SIGSEGV (a fault in that job) */
 } GpusortInjection;
 #endif
 
@@ -177,6 +179,14 @@ typedef struct GpusortServerShared
 	uint64		jobs_withdrawn; /* left by their backends (a cancel, an error, or a
 								 * wait longer than the CPU sort under auto) */
 	Size		area_bytes;
+	/*
+	 * The GPU process: the backend whose job ended it, where one can be named
+	 * (a fatal signal in that job's worker thread, or a CUDA error of that job
+	 * that left its context unusable), and of which GPU process (generation).
+	 */
+	volatile int32 crash_pid;
+	volatile uint64 crash_generation;
+
 	Size		area_used;
 	char	   *area;			/* the transfer area (same address in every process) */
 	int			ngranules;

@@ -56,6 +56,11 @@
 #     right on the CPU, and its next sort, under gpu, is answered at once with the pause
 #     named (it does not wait for the new GPU process); another session's sort under gpu
 #     is right on the new GPU process, which the server started at once (no back-off).
+#  6b. and against the job that ended it, where the GPU process can name one: with one
+#     session's job held on the GPU, another session's job kills its worker with SIGSEGV
+#     (the 'crash-self' injection, a fault in that job); each one's sort under auto is
+#     right on the CPU; then the faulting session's sort under gpu is answered with the
+#     pause, and the other's is right on the new GPU process.
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -383,5 +388,26 @@ mine=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/blamed.out" | head -2 | tr '\n' 
 	grep -q "a GPU process died while it ran a job of this session" "$work/blamed.out" &&
 	[ "$other" = "t gpu:0 " ] && grep -q "(PID $gpu) ended on signal 9: Killed; starting another now" "$GS_PGDIR/server.log"
 ok $? "a death with one session's job in flight pauses that session ($(tr '\n' ' ' <"$work/blamed.out" | cut -c1-300)), not another ($other)"
+
+# 6b. a job whose fault ends the GPU process: its session alone is paused, not one whose job ran beside it
+gpu=$(row gpu_pid)
+in_flight=$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")
+q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
+	-c "SET gpusort.device = gpu" -c "$small" -c "SELECT device FROM gpusort_last_run()" >"$work/beside.out" 2>&1 &
+s=$!
+bg+=($s)
+wait_held 1
+PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "SELECT gpusort_server_inject('crash-self')" -c "$small" \
+	-c "SELECT device FROM gpusort_last_run()" -c "SET gpusort.device = gpu" -c "$small" >"$work/culprit.out" 2>&1
+wait "$s"
+beside=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/beside.out" | tr '\n' ' ')
+culprit=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/culprit.out" | head -4 | tr '\n' ' ')
+[ "$beside" = "t cpu SET t gpu:0 " ] && [ "$culprit" = " t cpu SET " ] &&
+	grep -q "a GPU process died while it ran a job of this session" "$work/culprit.out" &&
+	grep -q "(PID $gpu) ended on signal 11" "$GS_PGDIR/server.log" &&
+	grep -q "died of a fault in a job of backend" "$GS_PGDIR/server.log" &&
+	[ "$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")" = "$in_flight" ]
+ok $? "a fault in one session's job ends the GPU process: that session is paused ($(tr '\n' ' ' <"$work/culprit.out" | cut -c1-240)), not the one whose job ran beside it ($beside)"
 
 finish
