@@ -48,6 +48,15 @@ typedef struct Worker
 	pthread_cond_t cond;
 	int			slot;			/* the job handed over, -1: none */
 	uint64		seq;
+	/*
+	 * The backend and generation of the job this thread runs (pid 0: none),
+	 * copied from its slot as it takes the job: the slot is freed and may
+	 * take another backend's job once this one is finished, before the
+	 * thread has seen how its context is.  Written by this thread alone, read
+	 * by its fatal_signal.
+	 */
+	volatile sig_atomic_t job_pid;
+	volatile uint64 job_generation;
 	volatile int started;		/* 1: ready, -1: failed (error says why) */
 	gs_error	error;
 } Worker;
@@ -98,19 +107,18 @@ send_message(GpusortMessageKind kind, int worker, int slot, uint64 seq, gs_statu
 }
 
 /*
- * Names the backend of the job in slot as the one whose fault ends this
- * process, for the server's back-off (blame_jobs_in_flight); the first name
- * stands.  Async-signal-safe: plain stores to shared memory.
+ * Names backend pid, whose job of GPU process generation ends this process,
+ * as the cause, for the server's back-off (blame_jobs_in_flight); the first
+ * name stands.  Async-signal-safe: plain stores to shared memory.
  */
 static void
-name_culprit(int slot)
+name_culprit(int32 pid, uint64 generation)
 {
-	GpusortJobSlot *s = &gpusort_server->slots[slot];
-
-	if (__atomic_load_n(&gpusort_server->crash_generation, __ATOMIC_ACQUIRE) == s->generation)
+	if (pid == 0 ||
+		__atomic_load_n(&gpusort_server->crash_generation, __ATOMIC_ACQUIRE) == generation)
 		return;
-	gpusort_server->crash_pid = s->pid;
-	__atomic_store_n(&gpusort_server->crash_generation, s->generation, __ATOMIC_RELEASE);
+	gpusort_server->crash_pid = pid;
+	__atomic_store_n(&gpusort_server->crash_generation, generation, __ATOMIC_RELEASE);
 }
 
 /*
@@ -131,8 +139,7 @@ fatal_signal(int sig, siginfo_t *info, void *context)
 		for (int i = 0; i < nworkers; i++)
 			if (pthread_equal(workers[i].thread, self))
 			{
-				if (workers[i].slot >= 0)
-					name_culprit(workers[i].slot);
+				name_culprit(workers[i].job_pid, workers[i].job_generation);
 				break;
 			}
 	}
@@ -470,6 +477,8 @@ worker_main(void *arg)
 	{
 		int			slot;
 		uint64		seq;
+		int32		job_pid;
+		uint64		job_generation;
 		gs_status	status;
 
 		pthread_mutex_lock(&w->mutex);
@@ -479,7 +488,13 @@ worker_main(void *arg)
 		seq = w->seq;
 		pthread_mutex_unlock(&w->mutex);
 
+		/* the slot is this job's until run_job marks it finished */
+		w->job_generation = gpusort_server->slots[slot].generation;
+		w->job_pid = gpusort_server->slots[slot].pid;
+		job_pid = w->job_pid;
+		job_generation = w->job_generation;
 		status = run_job(w, slot, seq);
+		w->job_pid = 0;
 
 		pthread_mutex_lock(&w->mutex);
 		w->slot = -1;
@@ -493,7 +508,7 @@ worker_main(void *arg)
 		 */
 		if (status != GS_OK && !cpu_device && gs_device_context_broken())
 		{
-			name_culprit(slot);
+			name_culprit(job_pid, job_generation);
 			_exit(GPUSORT_GPU_EXIT_BROKEN);
 		}
 	}
