@@ -61,6 +61,10 @@
 #     (the 'crash-self' injection, a fault in that job); each one's sort under auto is
 #     right on the CPU; then the faulting session's sort under gpu is answered with the
 #     pause, and the other's is right on the new GPU process.
+#  6c. a fatal signal sent from outside names no job, whichever thread it is sent to: with
+#     one session's job held on the GPU, another process sends SIGSEGV to the very worker
+#     thread that holds it (tgkill); the sort under auto is right on the CPU, and the
+#     server blames every job in flight, naming no fault of a job.
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -409,5 +413,35 @@ culprit=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/culprit.out" | head -4 | tr '
 	grep -q "died of a fault in a job of backend" "$GS_PGDIR/server.log" &&
 	[ "$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")" = "$in_flight" ]
 ok $? "a fault in one session's job ends the GPU process: that session is paused ($(tr '\n' ' ' <"$work/culprit.out" | cut -c1-240)), not the one whose job ran beside it ($beside)"
+
+# 6c. SIGSEGV from another process at the worker thread of a held job: it names no job
+gpu=$(row gpu_pid)
+faults=$(grep -c "died of a fault in a job of" "$GS_PGDIR/server.log")
+in_flight=$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")
+q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" >"$work/outside.out" 2>&1 &
+s=$!
+bg+=($s)
+wait_held 1
+# the held worker polls its cancel flag in nanosleep (clock_nanosleep: syscall 230 on x86_64, 115 on aarch64);
+# the others wait on their condition variables
+tid=
+for _ in $(seq 1 200); do
+	for t in /proc/"$gpu"/task/*; do
+		case "$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" in
+			230 | 115) [ "${t##*/}" != "$gpu" ] && tid=${t##*/} ;;
+		esac
+	done
+	[ -n "$tid" ] && break
+	sleep 0.01
+done
+[ -n "$tid" ] && perl -e 'require "syscall.ph"; syscall(&SYS_tgkill, $ARGV[0] + 0, $ARGV[1] + 0, 11) == 0 or die "tgkill: $!"' "$gpu" "$tid"
+wait "$s"
+outside=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/outside.out" | tr '\n' ' ')
+[ -n "$tid" ] && [ "$outside" = "t cpu " ] &&
+	grep -q "(PID $gpu) ended on signal 11" "$GS_PGDIR/server.log" &&
+	[ "$(grep -c "died of a fault in a job of" "$GS_PGDIR/server.log")" = "$faults" ] &&
+	[ "$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")" = "$((in_flight + 1))" ]
+ok $? "SIGSEGV sent from outside to the worker thread (${tid:-none found}) of a held job names no job: every job in flight is blamed ($outside)"
 
 finish
