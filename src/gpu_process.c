@@ -108,16 +108,18 @@ send_message(GpusortMessageKind kind, int worker, int slot, uint64 seq, gs_statu
 
 /*
  * Names backend pid, whose job of GPU process generation ends this process,
- * as the cause, for the server's back-off (blame_jobs_in_flight); the first
- * name stands.  Async-signal-safe: plain stores to shared memory.
+ * as the cause (broken: as the first job to fail with a broken context), for
+ * the server's back-off (blame_jobs_in_flight); the first name stands.
+ * Async-signal-safe: plain stores to shared memory.
  */
 static void
-name_culprit(int32 pid, uint64 generation)
+name_culprit(int32 pid, uint64 generation, bool broken)
 {
 	if (pid == 0 ||
 		__atomic_load_n(&gpusort_server->crash_generation, __ATOMIC_ACQUIRE) == generation)
 		return;
 	gpusort_server->crash_pid = pid;
+	gpusort_server->crash_broken = broken;
 	__atomic_store_n(&gpusort_server->crash_generation, generation, __ATOMIC_RELEASE);
 }
 
@@ -139,7 +141,7 @@ fatal_signal(int sig, siginfo_t *info, void *context)
 		for (int i = 0; i < nworkers; i++)
 			if (pthread_equal(workers[i].thread, self))
 			{
-				name_culprit(workers[i].job_pid, workers[i].job_generation);
+				name_culprit(workers[i].job_pid, workers[i].job_generation, false);
 				break;
 			}
 	}
@@ -504,11 +506,14 @@ worker_main(void *arg)
 		/*
 		 * A context a CUDA error left unusable: the server starts a fresh
 		 * process.  The first worker to see it with its job failed names that
-		 * job as the cause.
+		 * job, as broken: every job in flight fails with the same sticky
+		 * error, and the one whose kernel broke the context may not be the
+		 * first to see it, so the server blames that job and every job in
+		 * flight (this one had finished, and would have gone unblamed).
 		 */
 		if (status != GS_OK && !cpu_device && gs_device_context_broken())
 		{
-			name_culprit(job_pid, job_generation);
+			name_culprit(job_pid, job_generation, true);
 			_exit(GPUSORT_GPU_EXIT_BROKEN);
 		}
 	}

@@ -315,9 +315,10 @@ blame_session(int pid, TimestampTz now, const char *why)
 /*
  * Blames the backends of the jobs the dying GPU process ran; returns how
  * many jobs.  Where the GPU process named the job whose fault ended it (a
- * fatal signal in its worker, a CUDA error of it that left the context
- * unusable), only that job's session is paused; else the session of every
- * job in flight is, as the death cannot be told apart from theirs.
+ * fatal signal that its worker raised itself), only that job's session is
+ * paused.  Else the session of every job in flight is, as the death cannot
+ * be told apart from theirs; where a CUDA error broke the context, the first
+ * job to fail with it (finished by then) is blamed too.
  */
 static int
 blame_jobs_in_flight(void)
@@ -325,12 +326,19 @@ blame_jobs_in_flight(void)
 	GpusortServerShared *srv = gpusort_server;
 	TimestampTz now = GetCurrentTimestamp();
 	int			jobs = 0;
+	int			named = 0;
 
 	if (__atomic_load_n(&srv->crash_generation, __ATOMIC_ACQUIRE) == srv->generation &&
 		srv->crash_pid != 0)
 	{
-		blame_session(srv->crash_pid, now, "of a fault in a job of");
-		return 1;
+		named = srv->crash_pid;
+		if (!srv->crash_broken)
+		{
+			blame_session(named, now, "of a fault in a job of");
+			return 1;
+		}
+		blame_session(named, now, "of a CUDA error that broke its context, first seen by a job of");
+		jobs++;
 	}
 	LWLockAcquire(srv->lock, LW_SHARED);
 	for (int i = 0; i < srv->nslots; i++)
@@ -338,7 +346,7 @@ blame_jobs_in_flight(void)
 		GpusortJobSlot *slot = &srv->slots[i];
 
 		if (slot->state != GPUSORT_SLOT_RUNNING || slot->generation != srv->generation ||
-			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE))
+			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE) || slot->pid == named)
 			continue;
 		jobs++;
 		blame_session(slot->pid, now, "with a job in flight of");

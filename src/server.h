@@ -185,6 +185,9 @@ typedef struct GpusortServerShared
 	 * that left its context unusable), and of which GPU process (generation).
 	 */
 	volatile int32 crash_pid;
+	volatile uint32 crash_broken;	/* by a CUDA error that broke the context: the first
+									 * job to fail with it, not surely the one whose
+									 * kernel broke it */
 	volatile uint64 crash_generation;
 
 	Size		area_used;
