@@ -160,7 +160,8 @@ fatal_signal(int sig, siginfo_t *info, void *context)
  * for its job's cancel flag, as a long sort that looks at it between passes;
  * at 'slow-self' only a job of the backend that set it does.  At 'crash-self'
  * the next job of the backend that set it kills its worker with SIGSEGV, as
- * a fault in that job would.
+ * a fault in that job would; at 'break-self' it fails, and the process
+ * exits, as after a CUDA error of that job that broke the context.
  */
 static void
 injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
@@ -195,6 +196,23 @@ injection_hold(GpusortInjection stage, GpusortJobSlot *slot)
 										 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return;
 		raise(SIGSEGV);			/* to this thread, as a fault in the job */
+	}
+	if (now == GPUSORT_INJECT_BREAK && stage == GPUSORT_INJECT_RUNNING)
+	{
+		static const char broke[] = "a CUDA error (injected) left the context unusable";
+		int32		pid = __atomic_load_n(&srv->inject_pid, __ATOMIC_ACQUIRE);
+
+		if (slot->pid != pid ||
+			!__atomic_compare_exchange_n(&srv->inject, &now, GPUSORT_INJECT_NONE, false,
+										 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+		/* as worker_main after a job whose CUDA error broke the context */
+		slot->status = GS_ERR_CUDA;
+		memcpy(slot->message, broke, Min(sizeof(broke), sizeof(slot->message)));
+		__atomic_store_n(&slot->finished, 1, __ATOMIC_RELEASE);
+		send_message(GPUSORT_MSG_WAKE, -1, (int) (slot - srv->slots), slot->seq, GS_OK);
+		name_culprit(slot->pid, slot->generation, true);
+		_exit(GPUSORT_GPU_EXIT_BROKEN);
 	}
 	if (now == GPUSORT_INJECT_HANG && stage == GPUSORT_INJECT_RUNNING)
 	{

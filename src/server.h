@@ -74,8 +74,11 @@ typedef enum GpusortInjection
 	GPUSORT_INJECT_SLOW,		/* the next job that has its input is held until it is
 								 * cancelled (a long sort that looks at its cancel flag
 								 * between passes), then stops; one job only */
-	GPUSORT_INJECT_CRASH		/* the next job of inject_pid that has its input kills
+	GPUSORT_INJECT_CRASH,		/* the next job of inject_pid that has its input kills
 								 * its worker with SIGSEGV (a fault in that job) */
+	GPUSORT_INJECT_BREAK		/* the next job of inject_pid that has its input fails
+								 * as with a CUDA error that broke the context, and the
+								 * GPU process exits as for one */
 } GpusortInjection;
 #endif
 

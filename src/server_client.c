@@ -515,6 +515,8 @@ gpusort_server_sort(const GpusortJob *job, const void *input, int device_wanted,
  * 'slow-self' the same for the next job of the calling backend alone,
  * 'crash-self' makes the next job of the calling backend kill its worker
  * thread with SIGSEGV once it has its input (a fault in that job),
+ * 'break-self' makes it fail and the GPU process exit as after a CUDA error
+ * of that job that broke the context,
  * 'error-exit' makes the GPU process fail as for a broken GPU context,
  * 'start-hang' makes the next GPU process to start never find its GPUs;
  * gpusort_server_held() counts the jobs held now.
@@ -562,11 +564,16 @@ gpusort_server_inject(PG_FUNCTION_ARGS)
 		stage = GPUSORT_INJECT_CRASH;
 		pid = MyProcPid;
 	}
+	if (strcmp(what, "break-self") == 0)
+	{
+		stage = GPUSORT_INJECT_BREAK;
+		pid = MyProcPid;
+	}
 	if (stage < 0 && strcmp(what, "error-exit") != 0 && strcmp(what, "start-hang") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown injection point \"%s\"", what),
-				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow, slow-self, crash-self, error-exit or start-hang.")));
+				 errhint("Use none, queued, copy-in, running, copy-out, hang, slow, slow-self, crash-self, break-self, error-exit or start-hang.")));
 
 	if (strcmp(what, "start-hang") == 0)
 	{

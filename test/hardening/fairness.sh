@@ -65,6 +65,9 @@
 #     one session's job held on the GPU, another process sends SIGSEGV to the very worker
 #     thread that holds it (tgkill); the sort under auto is right on the CPU, and the
 #     server blames every job in flight, naming no fault of a job.
+#  6d. a CUDA error that broke the context (the 'break-self' injection: a job fails as with
+#     one, finished, and the GPU process exits as for one) beside a held job: both sessions are
+#     paused, the one whose job failed with it (it had finished) and the one in flight.
 # TAP on stdout.  Own cluster on GS_PGPORT (default 55620).
 set -uo pipefail
 device=cpu
@@ -443,5 +446,28 @@ outside=$(grep -vE "^(WARNING|DETAIL|HINT)" "$work/outside.out" | tr '\n' ' ')
 	[ "$(grep -c "died of a fault in a job of" "$GS_PGDIR/server.log")" = "$faults" ] &&
 	[ "$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")" = "$((in_flight + 1))" ]
 ok $? "SIGSEGV sent from outside to the worker thread (${tid:-none found}) of a held job names no job: every job in flight is blamed ($outside)"
+
+# 6d. a CUDA error that broke the context: the first job to fail with it (finished) and every job in flight
+wait_new_gpu "$gpu"
+gpu=$(row gpu_pid)
+in_flight=$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")
+q -c "SELECT gpusort_server_inject('slow')" >/dev/null
+PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
+	-c "SET gpusort.device = gpu" -c "$small" >"$work/flight.out" 2>&1 &
+s=$!
+bg+=($s)
+wait_held 1
+PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "SELECT gpusort_server_inject('break-self')" -c "$small" \
+	-c "SELECT device FROM gpusort_last_run()" -c "SELECT pg_sleep(0.3)" -c "SET gpusort.device = gpu" -c "$small" \
+	>"$work/first.out" 2>&1
+wait "$s"
+flight=$(grep -vE "^(WARNING|DETAIL|HINT|ERROR)" "$work/flight.out" | tr '\n' ' ')
+first=$(grep -vE "^(WARNING|DETAIL|HINT|ERROR)" "$work/first.out" | tr '\n' ' ')
+[ "$flight" = "t cpu SET " ] && [ "$first" = " t cpu  SET " ] &&
+	grep -q "a GPU process died while it ran a job of this session" "$work/flight.out" &&
+	grep -q "a GPU process died while it ran a job of this session" "$work/first.out" &&
+	grep -q "broke its context, first seen by a job of backend" "$GS_PGDIR/server.log" &&
+	[ "$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")" = "$((in_flight + 1))" ]
+ok $? "a CUDA error that broke the context (injected): the job that failed with it and the job in flight are both paused ($(tr '\n' ' ' <"$work/first.out" | cut -c1-200); $(tr '\n' ' ' <"$work/flight.out" | cut -c1-200))"
 
 finish
