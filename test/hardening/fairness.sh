@@ -378,14 +378,22 @@ after=$(row "restarts || ' ' || last_exit")
 [ -n "$before" ] && [ "$after" = "$before" ] && [ "$(row server_pid)" != "$server" ]
 ok $? "a new GPU server ($(row server_pid)) keeps the restart count and last exit: $after"
 
+# held_session INJECTION OUT [psql args]: with INJECTION set, a session in the background sorts the small
+# array under auto (its job held there) and then under gpu, writing to $work/OUT; waits until the job is held
+held_session() {
+	local inject=$1 out=$2
+	shift 2
+	q -c "SELECT gpusort_server_inject('$inject')" >/dev/null
+	PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
+		-c "SET gpusort.device = gpu" -c "$small" "$@" >"$work/$out" 2>&1 &
+	s=$!
+	bg+=($s)
+	wait_held 1
+}
+
 # 6. the back-off counts against the session whose job was in flight
 gpu=$(row gpu_pid)
-q -c "SELECT gpusort_server_inject('running')" >/dev/null
-PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
-	-c "SET gpusort.device = gpu" -c "$small" >"$work/blamed.out" 2>&1 &
-s=$!
-bg+=($s)
-wait_held 1
+held_session running blamed.out
 kill -KILL "$gpu"
 wait "$s"
 wait_new_gpu "$gpu"
@@ -399,12 +407,7 @@ ok $? "a death with one session's job in flight pauses that session ($(tr '\n' '
 # 6b. a job whose fault ends the GPU process: its session alone is paused, not one whose job ran beside it
 gpu=$(row gpu_pid)
 in_flight=$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")
-q -c "SELECT gpusort_server_inject('slow')" >/dev/null
-PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
-	-c "SET gpusort.device = gpu" -c "$small" -c "SELECT device FROM gpusort_last_run()" >"$work/beside.out" 2>&1 &
-s=$!
-bg+=($s)
-wait_held 1
+held_session slow beside.out -c "SELECT device FROM gpusort_last_run()"
 PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "SELECT gpusort_server_inject('crash-self')" -c "$small" \
 	-c "SELECT device FROM gpusort_last_run()" -c "SET gpusort.device = gpu" -c "$small" >"$work/culprit.out" 2>&1
 wait "$s"
@@ -451,12 +454,7 @@ ok $? "SIGSEGV sent from outside to the worker thread (${tid:-none found}) of a 
 wait_new_gpu "$gpu"
 gpu=$(row gpu_pid)
 in_flight=$(grep -c "died with a job in flight of" "$GS_PGDIR/server.log")
-q -c "SELECT gpusort_server_inject('slow')" >/dev/null
-PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "$small" -c "SELECT device FROM gpusort_last_run()" \
-	-c "SET gpusort.device = gpu" -c "$small" >"$work/flight.out" 2>&1 &
-s=$!
-bg+=($s)
-wait_held 1
+held_session slow flight.out
 PGOPTIONS="-c gpusort.device=auto" psql -X -At -c "SELECT gpusort_server_inject('break-self')" -c "$small" \
 	-c "SELECT device FROM gpusort_last_run()" -c "SELECT pg_sleep(0.3)" -c "SET gpusort.device = gpu" -c "$small" \
 	>"$work/first.out" 2>&1
