@@ -283,9 +283,17 @@ static struct
 	TimestampTz until;
 } blamed[BLAME_SESSIONS];
 
-/* Pauses the sessions of backend pid for its next step of the back-off: a job of it was in flight at a death. */
+/* Why blame_session pauses a session. */
+typedef enum BlameWhy
+{
+	BLAME_IN_FLIGHT,			/* a job of it was in flight */
+	BLAME_FAULT,				/* its job's worker raised a fatal signal */
+	BLAME_BROKE					/* its job was the first to fail with a broken context */
+} BlameWhy;
+
+/* Pauses the sessions of backend pid for its next step of the back-off, after a death. */
 static void
-blame_session(int pid, TimestampTz now, const char *why)
+blame_session(int pid, TimestampTz now, BlameWhy why)
 {
 	int			b = -1;
 	long		ms;
@@ -307,9 +315,18 @@ blame_session(int pid, TimestampTz now, const char *why)
 	blamed[b].deaths++;
 	ms = Min((long) BLAME_FIRST_MS << Min(blamed[b].deaths - 1, 20), GPU_BACKOFF_MAX_MS);
 	blamed[b].until = TimestampTzPlusMilliseconds(now, ms);
-	ereport(LOG,
-			(errmsg("gpusort server: the GPU process died %s backend %d; its sorts run on the CPU for %ld ms",
-					why, pid, ms)));
+	if (why == BLAME_FAULT)
+		ereport(LOG,
+				(errmsg("gpusort server: the GPU process died of a fault in a job of backend %d; its sorts run on the CPU for %ld ms",
+						pid, ms)));
+	else if (why == BLAME_BROKE)
+		ereport(LOG,
+				(errmsg("gpusort server: the GPU process died of a CUDA error that broke its context, first seen by a job of backend %d; its sorts run on the CPU for %ld ms",
+						pid, ms)));
+	else
+		ereport(LOG,
+				(errmsg("gpusort server: the GPU process died with a job in flight of backend %d; its sorts run on the CPU for %ld ms",
+						pid, ms)));
 }
 
 /*
@@ -334,10 +351,10 @@ blame_jobs_in_flight(void)
 		named = srv->crash_pid;
 		if (!srv->crash_broken)
 		{
-			blame_session(named, now, "of a fault in a job of");
+			blame_session(named, now, BLAME_FAULT);
 			return 1;
 		}
-		blame_session(named, now, "of a CUDA error that broke its context, first seen by a job of");
+		blame_session(named, now, BLAME_BROKE);
 		jobs++;
 	}
 	LWLockAcquire(srv->lock, LW_SHARED);
@@ -349,7 +366,7 @@ blame_jobs_in_flight(void)
 			__atomic_load_n(&slot->finished, __ATOMIC_ACQUIRE) || slot->pid == named)
 			continue;
 		jobs++;
-		blame_session(slot->pid, now, "with a job in flight of");
+		blame_session(slot->pid, now, BLAME_IN_FLIGHT);
 	}
 	LWLockRelease(srv->lock);
 	return jobs;
