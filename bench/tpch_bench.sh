@@ -40,6 +40,12 @@
 #   --shared-buffers SIZE  (default 1GB)
 #   --port P         the cluster's port (default 55490)
 #   --no-build       use the gpusort installed in pg_config's PostgreSQL as it is
+#   --cluster DIR    keep the cluster in DIR: loaded the first time, used as it is
+#                    by later runs with the same DIR and SF (a large SF's queries
+#                    over several runs, e.g. --queries 1-11 then 12-22)
+#   --fast           one execution fewer per query and setting: the rows each Sort
+#                    reads are the planner's estimates (EXPLAIN without ANALYZE);
+#                    for a scale factor whose queries take minutes
 #   --data-only      build dbgen and generate SF's data into the cache, then stop
 #   --gpu-host       the GPU host: PostgreSQL from .pgbundle/activate.sh when no
 #                    pg_config is on PATH, gpusort built with CUDA, gpusort.device = gpu;
@@ -69,6 +75,8 @@ device=
 shared_buffers=1GB
 port=55490
 build=1
+cluster=
+fast=0
 data_only=0
 gpu_host=0
 host=
@@ -76,7 +84,8 @@ out=
 make_args=()
 usage() {
 	echo "usage: $0 [--sf SF] [--runs N] [--work-mem SIZE] [--workers W] [--queries LIST] [--device D]" >&2
-	echo "          [--shared-buffers SIZE] [--port P] [--no-build] [--data-only] [--gpu-host] [--host NAME] [--out FILE] [MAKEVAR=value]" >&2
+	echo "          [--shared-buffers SIZE] [--port P] [--no-build] [--cluster DIR] [--fast] [--data-only]" >&2
+	echo "          [--gpu-host] [--host NAME] [--out FILE] [MAKEVAR=value]" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
@@ -90,6 +99,8 @@ while [ $# -gt 0 ]; do
 		--shared-buffers) shared_buffers=$2; shift 2 ;;
 		--port) port=$2; shift 2 ;;
 		--no-build) build=0; shift ;;
+		--cluster) cluster=$2; shift 2 ;;
+		--fast) fast=1; shift ;;
 		--data-only) data_only=1; shift ;;
 		--gpu-host) gpu_host=1; shift ;;
 		--host) host=$2; shift 2 ;;
@@ -186,6 +197,13 @@ sql() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 # once as there are cores, then the keys and VACUUM ANALYZE.
 load() {
 	local t f n=0 start=$SECONDS
+	if [ -n "$cluster" ] && [ -f "$GS_PGDIR/loaded-sf$sf" ]; then
+		gs_log "SF $sf loaded in $GS_PGDIR by an earlier run"
+		load_s=$(cat "$GS_PGDIR/loaded-sf$sf")
+		return 0
+	fi
+	[ -z "$cluster" ] || [ -z "$(ls "$GS_PGDIR"/loaded-sf* 2>/dev/null)" ] ||
+		{ echo "tpch_bench.sh: $GS_PGDIR holds another scale factor ($(ls "$GS_PGDIR"/loaded-sf*))" >&2; exit 2; }
 	sql -c "CREATE EXTENSION gpusort"
 	sql -f "$dbgen_dir/dss.ddl"
 	gs_log "loading SF $sf"
@@ -202,6 +220,7 @@ load() {
 	sql -f "$tpch_src/keys.sql"
 	sql -c "VACUUM ANALYZE"
 	load_s=$((SECONDS - start))
+	[ -z "$cluster" ] || echo "$load_s" >"$GS_PGDIR/loaded-sf$sf"
 }
 
 # ------------------------------------------------------------ the queries
@@ -257,14 +276,16 @@ order_fixed() {
 # estimate of those, its method or device, and its keys.
 setup_functions() {
 	sql <<'SQL'
+DROP SCHEMA IF EXISTS tpch_bench CASCADE;
 CREATE SCHEMA tpch_bench;
-CREATE FUNCTION tpch_bench.sorts(q text)
+CREATE FUNCTION tpch_bench.sorts(q text, with_analyze bool)
 RETURNS TABLE (node text, rows_in numeric, rows_est numeric, method text, keys text)
 LANGUAGE plpgsql AS $$
 DECLARE
 	plan json;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' || q INTO plan;
+	EXECUTE CASE WHEN with_analyze THEN 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' ELSE 'EXPLAIN (FORMAT JSON) ' END
+		|| q INTO plan;
 	RETURN QUERY
 	WITH RECURSIVE n(p, path) AS (
 		SELECT plan -> 0 -> 'Plan', ARRAY[0]
@@ -300,7 +321,7 @@ run_query() {
 		cat "$dir/pre.sql"
 		for side in off on; do
 			echo "SET gpusort.enable_sort = $side;"
-			echo "SELECT 'S', '$side', * FROM tpch_bench.sorts(:'q');"
+			echo "SELECT 'S', '$side', * FROM tpch_bench.sorts(:'q', $([ "$fast" = 1 ] && echo false || echo true));"
 			echo "\\o $dir/plan-$side.txt"
 			echo "EXPLAIN (VERBOSE, COSTS OFF)"
 			cat "$dir/main.sql"; echo ";"
@@ -380,6 +401,7 @@ generate_data
 [ "$data_only" = 0 ] || exit 0
 gs_ensure_postgres
 [ "$build" = 0 ] || gs_build_install "${make_args[@]}"
+[ -z "$cluster" ] || export GS_KEEP_PGDIR=$cluster
 GS_PGPORT=$port gs_start_cluster -c shared_buffers="$shared_buffers" -c work_mem="$work_mem" \
 	-c max_parallel_workers_per_gather="$workers" -c max_worker_processes=$((workers + 8)) \
 	-c max_parallel_workers="$((workers > 8 ? workers : 8))" -c max_wal_size=8GB \
@@ -426,15 +448,21 @@ ms() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else if (x >= 100) printf 
 	echo "- settings: $(lines settings); gpusort preloaded (server mode); the node on and off by"
 	echo "  gpusort.enable_sort in the same session"
 	echo "- data: dbgen 2.14.0 -s $sf ($(lines lineitem) lineitem rows), loaded with COPY, then"
-	echo "  shared/tpch/keys.sql and VACUUM ANALYZE ($load_s s in all)"
+	echo "  shared/tpch/keys.sql and VACUUM ANALYZE ($load_s s in all${cluster:+; the cluster kept in $cluster across runs})"
 	echo "- timing: each query once with the node off and once on (the warm-up; the answers compared), then"
 	echo "  $runs runs of each, off and on in turn (off, on; on, off; ...); the median of the runs in ms of psql's"
 	echo "  \\timing (the whole statement, the rows sent to the client included). Ratio: off / on, above 1 the"
 	echo "  node is faster. The machine's load average (1, 5, 15 min): $load_before before the queries,"
 	echo "  $load_after after."
-	echo "- Sort nodes: Sort and Incremental Sort nodes in EXPLAIN ANALYZE with the node off; via gpusort:"
-	echo "  Custom Scan (gpusort) nodes with the node on; rows sorted: the actual rows of each Sort's input"
-	echo "  (rows times loops), ~ the planner's estimate where the input did not run."
+	if [ "$fast" = 0 ]; then
+		echo "- Sort nodes: Sort and Incremental Sort nodes in EXPLAIN ANALYZE with the node off; via gpusort:"
+		echo "  Custom Scan (gpusort) nodes with the node on; rows sorted: the actual rows of each Sort's input"
+		echo "  (rows times loops), ~ the planner's estimate where the input did not run."
+	else
+		echo "- Sort nodes: Sort and Incremental Sort nodes in EXPLAIN (--fast: not ANALYZE) with the node off;"
+		echo "  via gpusort: Custom Scan (gpusort) nodes with the node on; rows sorted: ~ the planner's estimate"
+		echo "  of each Sort's input."
+	fi
 	echo
 	echo "| query | Sort nodes | via gpusort | rows sorted | identical | ms off | ms on | ratio |"
 	echo "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: |"

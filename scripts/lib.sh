@@ -214,6 +214,9 @@ gs_build_install() {
 # 'gpusort': one GPU server process for every backend) unless GS_SERVER_MODE=0,
 # which gives the per-backend mode.
 # gs_stop_cluster (set as an EXIT trap here) stops it and removes it.
+# With GS_KEEP_PGDIR set, the cluster lives in that folder instead: made
+# there the first time (initdb), started again as it is later, and stopped
+# but kept by gs_stop_cluster (a loaded benchmark database across runs).
 # The user that servers run as, since PostgreSQL refuses root: as root,
 # postgres or pgrun where one exists, else a system user gpusort (made here);
 # sets GS_OWNER and GS_RUN (the command prefix, gs_as_owner) for it.  Not
@@ -235,7 +238,12 @@ gs_server_user() {
 
 gs_start_cluster() {
 	local owner
-	GS_PGDIR=$(mktemp -d /tmp/gpusort-pg.XXXXXX)
+	if [ -n "${GS_KEEP_PGDIR:-}" ]; then
+		mkdir -p "$GS_KEEP_PGDIR"
+		GS_PGDIR=$(cd "$GS_KEEP_PGDIR" && pwd)
+	else
+		GS_PGDIR=$(mktemp -d /tmp/gpusort-pg.XXXXXX)
+	fi
 	gs_server_user
 	if [ -n "$GS_OWNER" ]; then
 		owner=$GS_OWNER
@@ -245,9 +253,13 @@ gs_start_cluster() {
 	fi
 	trap gs_stop_cluster EXIT
 
-	gs_log "starting a throwaway cluster in $GS_PGDIR (server user $owner)"
-	"${GS_RUN[@]}" initdb -D "$GS_PGDIR/data" -U gpusort -A trust -E UTF8 --no-locale \
-		>"$GS_PGDIR/initdb.log" 2>&1 || { tail -20 "$GS_PGDIR/initdb.log" >&2; return 1; }
+	if [ -f "$GS_PGDIR/data/PG_VERSION" ]; then
+		gs_log "starting the kept cluster in $GS_PGDIR (server user $owner)"
+	else
+		gs_log "starting a throwaway cluster in $GS_PGDIR (server user $owner)"
+		"${GS_RUN[@]}" initdb -D "$GS_PGDIR/data" -U gpusort -A trust -E UTF8 --no-locale \
+			>"$GS_PGDIR/initdb.log" 2>&1 || { tail -20 "$GS_PGDIR/initdb.log" >&2; return 1; }
+	fi
 	"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -l "$GS_PGDIR/server.log" -w start \
 		-o "-k $GS_PGDIR -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $(gs_server_option) $*" >/dev/null ||
 		{ tail -20 "$GS_PGDIR/server.log" >&2; return 1; }
@@ -281,7 +293,7 @@ gs_as_owner() {
 gs_stop_cluster() {
 	if [ -n "${GS_PGDIR:-}" ] && [ -d "$GS_PGDIR/data" ]; then
 		"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -m fast -w stop >/dev/null 2>&1 || true
-		rm -rf "$GS_PGDIR"
+		[ -n "${GS_KEEP_PGDIR:-}" ] || rm -rf "$GS_PGDIR"
 	fi
 	GS_PGDIR=
 }
