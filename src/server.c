@@ -100,7 +100,7 @@ static struct
 	char		kill_reason[GS_MESSAGE_LEN];	/* the server ended it: why */
 	int			nworkers;
 	bool	   *worker_busy;
-	bool	   *worker_large;	/* busy with a large job (large_job) */
+	bool	   *worker_large;	/* busy with a large job (try_admit) */
 	int			large_running[GPUSORT_SERVER_MAX_DEVICES];	/* such workers per device */
 	TimedOutJob *cancels;		/* one per slot */
 	pid_t		stragglers[8];	/* ended with SIGKILL, not reaped yet */
@@ -438,18 +438,6 @@ job_stream_bytes(const GpusortJobSlot *slot)
 }
 
 /*
- * Whether slot's job is large: its input or its output streams through the
- * transfer area's ring more than once (over 32 MB).  Such a job holds its
- * worker for as long as its backend takes to pass the data, hundreds of
- * milliseconds.
- */
-static bool
-large_job(const GpusortJobSlot *slot)
-{
-	return job_stream_bytes(slot) > GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS;
-}
-
-/*
  * Whether device d may take another large job.  With two workers or more a
  * device keeps one for the jobs that are not large: at most all but one of
  * its workers run large jobs, so that a small sort does not wait for a large
@@ -476,14 +464,21 @@ try_admit(int index, bool *for_large)
 	GpusortServerShared *srv = gpusort_server;
 	GpusortJobSlot *slot = &srv->slots[index];
 	Size		need,
-				stream_bytes,
 				region;
 	int			best = -1,
 				first,
 				count,
 				w;
 	bool		fits_somewhere = false;
-	bool		large = large_job(slot);
+
+	/*
+	 * The ring holds the input stream, then the output stream.  A job is large
+	 * when either streams through the ring more than once (over 32 MB): it
+	 * holds its worker for as long as its backend takes to pass the data,
+	 * hundreds of milliseconds.
+	 */
+	Size		stream_bytes = job_stream_bytes(slot);
+	bool		large = stream_bytes > GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS;
 	bool		lane_full = false,	/* a device that could take it runs all the large jobs it may */
 				other_wait = false; /* one waits for memory or a worker instead */
 
@@ -544,8 +539,7 @@ try_admit(int index, bool *for_large)
 		return false;
 	}
 
-	/* the ring holds the input stream, then the output stream (the first limit) */
-	stream_bytes = job_stream_bytes(slot);
+	/* a region of the ring's size at most: a large job's streams take turns in it */
 	region = Min(stream_bytes, GPUSORT_CHUNK_BYTES * GPUSORT_RING_SLOTS);
 	count = (int) gpusort_area_granules(region);
 	first = find_region(count);
