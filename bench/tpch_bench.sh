@@ -310,7 +310,7 @@ SQL
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-declare -A SORTS VIA LEFT ROWS SAME MS_OFF MS_ON NOTE DETAIL
+declare -A SORTS VIA LEFT ROWS SAME MS_OFF MS_ON ALL_OFF ALL_ON NOTE DETAIL
 # Runs query N in one session and fills the arrays above.
 run_query() {
 	local n=$1 dir=$work/q$n out r order side header fixed
@@ -374,8 +374,16 @@ run_query() {
 		SAME[$n]="**NO**"
 	fi
 	[ "$fixed" = yes ] || SAME[$n]+=" ¹"
-	MS_OFF[$n]=$(awk '/^T\|/ { side = substr($0, 3); next } side == "off" && /^Time: / { print $2; side = "" }' "$out" | median)
-	MS_ON[$n]=$(awk '/^T\|/ { side = substr($0, 3); next } side == "on" && /^Time: / { print $2; side = "" }' "$out" | median)
+	for side in off on; do
+		r=$(awk -v want="$side" '/^T\|/ { side = substr($0, 3); next } side == want && /^Time: / { print $2; side = "" }' "$out")
+		if [ "$side" = off ]; then
+			MS_OFF[$n]=$(echo "$r" | median)
+			ALL_OFF[$n]=$(echo "$r" | paste -sd ' ' -)
+		else
+			MS_ON[$n]=$(echo "$r" | median)
+			ALL_ON[$n]=$(echo "$r" | paste -sd ' ' -)
+		fi
+	done
 	gs_log "$(printf 'Q%-2s Sort %s, via gpusort %s, identical %s, off %s ms, on %s ms' "$n" "${SORTS[$n]}" "${VIA[$n]}" \
 		"${SAME[$n]}" "${MS_OFF[$n]}" "${MS_ON[$n]}")"
 }
@@ -493,6 +501,16 @@ ms() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else if (x >= 100) printf 
 	echo "| query | node | kind | rows | estimate | method | keys |"
 	echo "| --- | --- | --- | ---: | ---: | --- | --- |"
 	for n in "${QLIST[@]}"; do [ -z "${DETAIL[$n]:-}" ] || echo "${DETAIL[$n]}"; done
+	echo
+	echo "## Each timed run"
+	echo
+	echo "In ms, in the order they ran (the settings took turns: off first in odd runs, on first in even ones)."
+	echo
+	echo "| query | off | on |"
+	echo "| --- | --- | --- |"
+	for n in "${QLIST[@]}"; do
+		[ -z "${MS_OFF[$n]:-}" ] || echo "| Q$n | ${ALL_OFF[$n]} | ${ALL_ON[$n]} |"
+	done
 	echo
 	echo "## Why the node declined (\"gpusort:\" lines of EXPLAIN VERBOSE, node on)"
 	echo
