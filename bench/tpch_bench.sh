@@ -276,7 +276,9 @@ order_fixed() {
 # estimate of those, its method or device, and its keys.
 setup_functions() {
 	sql <<'SQL'
+SET client_min_messages = warning;
 DROP SCHEMA IF EXISTS tpch_bench CASCADE;
+RESET client_min_messages;
 CREATE SCHEMA tpch_bench;
 CREATE FUNCTION tpch_bench.sorts(q text, with_analyze bool)
 RETURNS TABLE (node text, rows_in numeric, rows_est numeric, method text, keys text)
