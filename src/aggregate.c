@@ -45,6 +45,7 @@
 #include "postgres.h"
 
 #include "access/tupmacs.h"
+#include "catalog/pg_type.h"
 #include "common/int.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -1002,12 +1003,16 @@ gpusort_agg_datum(const SortAggState *state, const char *p)
 	return datumCopy(PointerGetDatum(p), false, state->typlen);
 }
 
-void
-gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state)
+/*
+ * The element type that the final function of fcinfo answers in: its
+ * result's element type, or its result type where that is no array; looked
+ * up once per query rather than per group.
+ */
+static Oid
+final_elemtype(FunctionCallInfo fcinfo)
 {
 	Oid		   *expected = (Oid *) fcinfo->flinfo->fn_extra;
 
-	/* looked up once per query rather than per group */
 	if (expected == NULL)
 	{
 		Oid			rettype = gpusort_fn_rettype(fcinfo->flinfo);
@@ -1017,12 +1022,30 @@ gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state)
 		*expected = OidIsValid(elemtype) ? elemtype : rettype;
 		fcinfo->flinfo->fn_extra = expected;
 	}
-	if (state->elemtype != *expected)
+	return *expected;
+}
+
+void
+gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state)
+{
+	Oid			expected = final_elemtype(fcinfo);
+
+	if (state->elemtype != expected)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("aggregate state holds values of type %s where %s is expected",
-						format_type_be(state->elemtype), format_type_be(*expected)),
+						format_type_be(state->elemtype), format_type_be(expected)),
 				 errdetail("A partial state of another aggregate was passed to this one.")));
+}
+
+void
+gpusort_agg_check_no_rows(FunctionCallInfo fcinfo)
+{
+	Oid			type = final_elemtype(fcinfo);
+
+	/* a call without an expression has only the declared, polymorphic type */
+	if (get_typtype(type) != TYPTYPE_PSEUDO)
+		gpusort_check_sortable(type);
 }
 
 /*
@@ -1574,7 +1597,10 @@ gpu_sort_agg_final(PG_FUNCTION_ARGS)
 	(void) agg_context(fcinfo, "gpu_sort_agg_final");
 	state = gpusort_agg_arg(fcinfo, 0);
 	if (state == NULL)
+	{
+		gpusort_agg_check_no_rows(fcinfo);
 		PG_RETURN_NULL();		/* no rows, as array_agg */
+	}
 	gpusort_agg_check_type(fcinfo, state);
 	if (state->generic)
 		PG_RETURN_ARRAYTYPE_P(gpusort_agg_generic_array(state, state->nvalues + state->nnulls,

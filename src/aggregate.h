@@ -305,4 +305,11 @@ extern Datum gpusort_agg_datum(const SortAggState *state, const char *p);
  */
 extern void gpusort_agg_check_type(FunctionCallInfo fcinfo, const SortAggState *state);
 
+/*
+ * Errors unless the type that the final function of fcinfo answers in is
+ * one that ORDER BY sorts, for a final call without a state (no rows): the
+ * error a state of rows would have raised, whatever the rows.
+ */
+extern void gpusort_agg_check_no_rows(FunctionCallInfo fcinfo);
+
 #endif							/* GPUSORT_AGGREGATE_H */

@@ -479,6 +479,8 @@ percentile_final(FunctionCallInfo fcinfo, bool cont)
 	bool		descending = call_descending(fcinfo, funcname, cont ? "percentile_cont" : "percentile_disc");
 	Fraction	f;
 
+	if (state == NULL)
+		gpusort_agg_check_no_rows(fcinfo);
 	if (state == NULL && !is_ordered_set(fcinfo))
 		PG_RETURN_NULL();		/* no rows: the plain form never saw its fraction */
 	if (state != NULL)
@@ -580,6 +582,8 @@ gpu_mode_final(PG_FUNCTION_ARGS)
 	int64		start = 0;		/* the current run's first row */
 	SortSupportData ssup;
 
+	if (state == NULL)
+		gpusort_agg_check_no_rows(fcinfo);
 	if (state == NULL || state->nvalues == 0)
 		PG_RETURN_NULL();
 	check_state_type(fcinfo, state, false);

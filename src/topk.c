@@ -17,6 +17,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "gpusort_pg.h"
@@ -113,7 +114,14 @@ gpu_topk(PG_FUNCTION_ARGS)
 	gs_type		type;
 
 	if (PG_ARGISNULL(0))
+	{
+		/* a NULL array of a type that cannot be sorted is still an error, as in gpu_sort */
+		Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
+
+		if (OidIsValid(argtype) && OidIsValid(get_element_type(argtype)))
+			gpusort_check_sortable(get_element_type(argtype));
 		PG_RETURN_NULL();
+	}
 	array = gpusort_getarg_1d_array(fcinfo, 0, "gpu_topk", &owned);
 	if (!gpusort_sorts_type(ARR_ELEMTYPE(array), &type))
 		PG_RETURN_ARRAYTYPE_P(gpusort_any_sort_array(array, PG_GET_COLLATION(), descending,
@@ -227,7 +235,10 @@ gpu_topk_agg_final(PG_FUNCTION_ARGS)
 		elog(ERROR, "gpu_topk_agg_final called in non-aggregate context");
 	state = gpusort_agg_arg(fcinfo, 0);
 	if (state == NULL)
+	{
+		gpusort_agg_check_no_rows(fcinfo);
 		PG_RETURN_NULL();
+	}
 	gpusort_agg_check_type(fcinfo, state);
 	k = kept_k(state);
 	if (state->generic)
