@@ -3319,13 +3319,13 @@ prepare_keys(SortNodeState *state)
 
 		state->nvalued = k + 1;
 		if (key->bits.kind == SORT_KEY_BYTES)
-			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), false);
+			key->xfrm = sort_key_xfrm_begin(key->collation, key->bits.type, false);
 		/* an ICU string's sort keys, for the tie pass's rounds */
 		if (key->bits.kind == SORT_KEY_ABBREV_UNSIGNED && key->bits.byte_string)
-			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), true);
+			key->xfrm = sort_key_xfrm_begin(key->collation, key->bits.type, true);
 		if (key->bits.kind == SORT_KEY_STRXFRM)
 		{
-			key->xfrm = sort_key_xfrm_begin(key->collation, getBaseType(key->type), true);
+			key->xfrm = sort_key_xfrm_begin(key->collation, key->bits.type, true);
 			state->check_order = true;
 #ifdef GS_INJECTION_POINTS
 			{

@@ -179,6 +179,7 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 		bits->reason = "its operator is not a btree ordering operator";
 		return;
 	}
+	bits->type = opcintype;
 
 	opclass = GetDefaultOpClass(opcintype, BTREE_AM_OID);
 	if (OidIsValid(opclass) && get_opclass_family(opclass) == opfamily &&

@@ -126,6 +126,11 @@ typedef struct SortKeyBits
 								 * sort_key_xfrm_bytes gives whole: BYTES,
 								 * STRXFRM and ICU's abbreviated strings */
 	int			scale;			/* SORT_KEY_NUMERIC's s */
+	Oid			type;			/* the operator's input type (its opclass's),
+								 * which a byte string's value is read as:
+								 * the key's column may be of another type
+								 * binary coercible to it (text under
+								 * bpchar's operator) */
 	const char *reason;			/* why SORT_KEY_NONE */
 } SortKeyBits;
 
