@@ -656,6 +656,42 @@ window_funcs_walker(Node *node, WindowFuncsCheck *check)
 	return expression_tree_walker(node, window_funcs_walker, (void *) check);
 }
 
+static AttrNumber scan_column(CustomScan *node, AttrNumber resno);
+
+/*
+ * Whether a WindowAgg's PARTITION BY and then ORDER BY columns are the
+ * node's leading keys (private): the same columns (the WindowAgg's column
+ * numbers are those of the node's output; where node is given, they map to
+ * its scan columns), under the same collations, and with the equality
+ * operators of the keys' orderings, so that the WindowAgg's partitions and
+ * peers are runs of equal keys in the node's order.
+ */
+static bool
+window_keys_match(WindowAgg *wagg, List *private, CustomScan *node)
+{
+	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
+	List	   *operators = (List *) list_nth(private, PRIV_OPERATORS);
+	List	   *collations = (List *) list_nth(private, PRIV_COLLATIONS);
+	int			np = wagg->partNumCols;
+
+	if (np + wagg->ordNumCols > list_length(columns))
+		return false;
+	for (int i = 0; i < np + wagg->ordNumCols; i++)
+	{
+		AttrNumber	column = i < np ? wagg->partColIdx[i] : wagg->ordColIdx[i - np];
+		Oid			collation = i < np ? wagg->partCollations[i] : wagg->ordCollations[i - np];
+		Oid			eqop = i < np ? wagg->partOperators[i] : wagg->ordOperators[i - np];
+
+		if (node != NULL)
+			column = scan_column(node, column);
+		if (column != list_nth_int(columns, i) ||
+			collation != list_nth_oid(collations, i) ||
+			eqop != get_equality_op_for_ordering_op(list_nth_oid(operators, i), NULL))
+			return false;
+	}
+	return true;
+}
+
 /*
  * The bounds of a WindowAgg's run condition over the node's keys (private),
  * as PRIV_RANK_BOUND has them: each k of row_number() or rank() <= k or < k
@@ -695,8 +731,6 @@ static bool
 rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List **adjust,
 		   int *npart)
 {
-	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
-	List	   *collations = (List *) list_nth(private, PRIV_COLLATIONS);
 	int			np = wagg->partNumCols;
 	WindowFuncsCheck check;
 	ListCell   *lc;
@@ -705,16 +739,9 @@ rank_bound(WindowAgg *wagg, List *private, bool consts_only, List **exprs, List 
 	*adjust = NIL;
 	*npart = np;
 	if (!wagg->topWindow || wagg->runConditionOrig == NIL ||
-		np + wagg->ordNumCols != list_length(columns))
+		np + wagg->ordNumCols != list_length((List *) list_nth(private, PRIV_COLUMNS)) ||
+		!window_keys_match(wagg, private, NULL))
 		return false;
-	for (int i = 0; i < np; i++)
-		if (wagg->partColIdx[i] != list_nth_int(columns, i) ||
-			wagg->partCollations[i] != list_nth_oid(collations, i))
-			return false;
-	for (int i = 0; i < wagg->ordNumCols; i++)
-		if (wagg->ordColIdx[i] != list_nth_int(columns, np + i) ||
-			wagg->ordCollations[i] != list_nth_oid(collations, np + i))
-			return false;
 	check.frame_options = wagg->frameOptions;
 	check.ok = true;
 	window_funcs_walker((Node *) wagg->plan.targetlist, &check);
@@ -1014,8 +1041,6 @@ static Plan *
 fuse_window(WindowAgg *wagg, CustomScan *node)
 {
 	List	   *private = node->custom_private;
-	List	   *columns = (List *) list_nth(private, PRIV_COLUMNS);
-	List	   *collations = (List *) list_nth(private, PRIV_COLLATIONS);
 	bool		stacked = list_length(private) > PRIV_WINDOW;
 	int			np = wagg->partNumCols;
 	int			nkeys = np + wagg->ordNumCols;
@@ -1030,21 +1055,15 @@ fuse_window(WindowAgg *wagg, CustomScan *node)
 		(!stacked && list_length(private) != PRIV_RANK_BOUND) ||
 		wagg->runConditionOrig != NIL || wagg->plan.qual != NIL || wagg->plan.initPlan != NIL ||
 		wagg->startOffset != NULL || wagg->endOffset != NULL ||
-		nkeys == 0 || nkeys > list_length(columns) || nkeys > FUSE_MAX_KEYS)
+		nkeys == 0 || nkeys > FUSE_MAX_KEYS)
 		return NULL;
 	foreach(lc, node->scan.plan.targetlist)
 		if (!IsA(((TargetEntry *) lfirst(lc))->expr, Var) ||
 			((Var *) ((TargetEntry *) lfirst(lc))->expr)->varno != INDEX_VAR)
 			return NULL;
 	/* the WindowAgg's columns are the node's outputs: the scan columns they are */
-	for (int i = 0; i < np; i++)
-		if (scan_column(node, wagg->partColIdx[i]) != list_nth_int(columns, i) ||
-			wagg->partCollations[i] != list_nth_oid(collations, i))
-			return NULL;
-	for (int i = 0; i < wagg->ordNumCols; i++)
-		if (scan_column(node, wagg->ordColIdx[i]) != list_nth_int(columns, np + i) ||
-			wagg->ordCollations[i] != list_nth_oid(collations, np + i))
-			return NULL;
+	if (!window_keys_match(wagg, private, node))
+		return NULL;
 
 	found.winref = wagg->winref;
 	found.funcs = NIL;
