@@ -3,7 +3,11 @@
 # is killed and hung, in server mode.
 #
 #   bash bench/fault_domain.sh [--device auto|gpu] [--clients 64] [--seconds 60]
-#                              [--timeout-ms 1000] [--out FILE]
+#                              [--timeout-ms 1000] [--stand-in] [--out FILE]
+#
+# --stand-in: the CPU stands in for a GPU in the GPU process (a test build's
+# gpusort.server_cpu_device), so that the process exists, sorts and dies the
+# same way on a machine without one.
 #
 # Each transaction sorts a stored 10^5-element int4 array and checks it against
 # intarray's sort.  Under auto the statement is the check itself (a wrong answer is a
@@ -28,14 +32,16 @@ clients=64
 seconds=60
 timeout_ms=1000
 out=
+stand_in=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--device) device=$2; shift 2 ;;
 		--clients) clients=$2; shift 2 ;;
 		--seconds) seconds=$2; shift 2 ;;
 		--timeout-ms) timeout_ms=$2; shift 2 ;;
+		--stand-in) stand_in=(-c gpusort.server_cpu_device=on); shift ;;
 		--out) out=$2; shift 2 ;;
-		*) echo "usage: $0 [--device auto|gpu] [--clients N] [--seconds S] [--timeout-ms MS] [--out FILE]" >&2; exit 2 ;;
+		*) echo "usage: $0 [--device auto|gpu] [--clients N] [--seconds S] [--timeout-ms MS] [--stand-in] [--out FILE]" >&2; exit 2 ;;
 	esac
 done
 out=${out:-/dev/stdout}
@@ -43,7 +49,7 @@ out=${out:-/dev/stdout}
 gs_ensure_postgres
 INJECTION_POINTS=1 gs_build_install
 export GS_SERVER_MODE=1
-gs_start_cluster -c max_connections=400 -c shared_buffers=1GB -c gpusort.server_job_timeout=${timeout_ms}ms
+gs_start_cluster -c max_connections=400 -c shared_buffers=1GB -c gpusort.server_job_timeout=${timeout_ms}ms "${stand_in[@]}"
 trap gs_stop_cluster EXIT
 work=$(mktemp -d /tmp/gpusort-fault-domain.XXXXXX)
 chmod 777 "$work"
@@ -139,7 +145,7 @@ exits=$(grep -c "gpusort server: the GPU process" "$log" || true)
 {
 	echo "## Fault domain: $clients clients, $seconds s, gpusort.device = $device"
 	echo
-	echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU'), PostgreSQL $(pg_config --version | awk '{print $2}'), gpusort.server_job_timeout = ${timeout_ms} ms"
+	echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo 'no GPU')${stand_in:+ (the CPU standing in for a GPU in the GPU process)}, PostgreSQL $(pg_config --version | awk '{print $2}'), gpusort.server_job_timeout = ${timeout_ms} ms"
 	echo
 	echo "| figure | value |"
 	echo "|---|---|"
