@@ -204,6 +204,9 @@ load() {
 	fi
 	[ -z "$cluster" ] || [ -z "$(ls "$GS_PGDIR"/loaded-sf* 2>/dev/null)" ] ||
 		{ echo "tpch_bench.sh: $GS_PGDIR holds another scale factor ($(ls "$GS_PGDIR"/loaded-sf*))" >&2; exit 2; }
+	# the load's first step done, its last not: an earlier run's load failed or was stopped
+	[ -z "$cluster" ] || [ "$(sql -At -c "SELECT count(*) FROM pg_extension WHERE extname = 'gpusort'")" = 0 ] ||
+		{ echo "tpch_bench.sh: the load of an earlier run into $GS_PGDIR did not finish: remove the folder and run again" >&2; exit 2; }
 	sql -c "CREATE EXTENSION gpusort"
 	sql -f "$dbgen_dir/dss.ddl"
 	gs_log "loading SF $sf"

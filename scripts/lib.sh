@@ -238,11 +238,16 @@ gs_server_user() {
 
 gs_start_cluster() {
 	local owner
+	# whether gs_stop_cluster keeps the folder, decided now: GS_KEEP_PGDIR may
+	# be set for this call only (GS_KEEP_PGDIR=DIR gs_start_cluster), and gone
+	# when the EXIT trap runs
 	if [ -n "${GS_KEEP_PGDIR:-}" ]; then
 		mkdir -p "$GS_KEEP_PGDIR"
 		GS_PGDIR=$(cd "$GS_KEEP_PGDIR" && pwd)
+		GS_PGDIR_KEPT=1
 	else
 		GS_PGDIR=$(mktemp -d /tmp/gpusort-pg.XXXXXX)
+		GS_PGDIR_KEPT=0
 	fi
 	gs_server_user
 	if [ -n "$GS_OWNER" ]; then
@@ -256,7 +261,7 @@ gs_start_cluster() {
 	if [ -f "$GS_PGDIR/data/PG_VERSION" ]; then
 		gs_log "starting the kept cluster in $GS_PGDIR (server user $owner)"
 	else
-		gs_log "starting a throwaway cluster in $GS_PGDIR (server user $owner)"
+		gs_log "starting a $([ "$GS_PGDIR_KEPT" = 1 ] && echo "new, kept" || echo throwaway) cluster in $GS_PGDIR (server user $owner)"
 		"${GS_RUN[@]}" initdb -D "$GS_PGDIR/data" -U gpusort -A trust -E UTF8 --no-locale \
 			>"$GS_PGDIR/initdb.log" 2>&1 || { tail -20 "$GS_PGDIR/initdb.log" >&2; return 1; }
 	fi
@@ -293,7 +298,7 @@ gs_as_owner() {
 gs_stop_cluster() {
 	if [ -n "${GS_PGDIR:-}" ] && [ -d "$GS_PGDIR/data" ]; then
 		"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -m fast -w stop >/dev/null 2>&1 || true
-		[ -n "${GS_KEEP_PGDIR:-}" ] || rm -rf "$GS_PGDIR"
+		[ "${GS_PGDIR_KEPT:-0}" = 1 ] || rm -rf "$GS_PGDIR"
 	fi
 	GS_PGDIR=
 }

@@ -44,4 +44,19 @@ SET gpusort.enable_sort = on;
 SELECT t, length(t), id FROM rv_sp WHERE t LIKE 'a%' ORDER BY t::bpchar, id LIMIT 8;
 RESET gpusort.enable_sort;
 
+-- a varchar column, and a domain over varchar, under bpchar's operator:
+-- varchar to bpchar is a binary-coercible relabeling too
+CREATE DOMAIN rv_dvc AS varchar;
+CREATE TABLE rv_vc AS SELECT id, t::varchar AS v, t::rv_dvc AS dv FROM rv_sp;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT v, id FROM rv_vc ORDER BY v::bpchar, id;
+SELECT node_check('SELECT v, id FROM rv_vc ORDER BY v::bpchar, id', '') AS varchar_c,
+	   node_check('SELECT v, id FROM rv_vc ORDER BY v::bpchar DESC, id', '') AS varchar_c_desc,
+	   node_check('SELECT v, id FROM rv_vc ORDER BY v::bpchar, id', '', ' LIMIT 100') AS varchar_c_limit,
+	   node_check('SELECT dv, id FROM rv_vc ORDER BY dv::bpchar, id', '') AS domain_c,
+	   node_check('SELECT dv, id FROM rv_vc ORDER BY dv::bpchar COLLATE "C", id', '', ' LIMIT 100') AS domain_c_limit;
+SELECT CASE WHEN :'have_icu'::bool THEN node_check('SELECT v, id FROM rv_vc ORDER BY v::bpchar COLLATE "und-x-icu", id', '')
+			ELSE 'ok' END AS varchar_icu;
+DROP TABLE rv_vc;
+DROP DOMAIN rv_dvc;
+
 DROP TABLE rv_sp;
