@@ -39,16 +39,21 @@ gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname,
 
 	if (PG_ARGISNULL(0))
 	{
-		/* a NULL array of a type that cannot be sorted is still an error */
-		Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
-
-		if (OidIsValid(argtype) && OidIsValid(get_element_type(argtype)))
-			gpusort_check_sortable(get_element_type(argtype));
+		gpusort_check_null_array(fcinfo, 0);
 		return false;
 	}
 
 	*array = gpusort_getarg_1d_array(fcinfo, 0, funcname, owned);
 	return true;
+}
+
+void
+gpusort_check_null_array(FunctionCallInfo fcinfo, int argno)
+{
+	Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, argno);
+
+	if (OidIsValid(argtype) && OidIsValid(get_element_type(argtype)))
+		gpusort_check_sortable(get_element_type(argtype));
 }
 
 ArrayType *

@@ -144,6 +144,12 @@ extern bool gpusort_get_array_args(FunctionCallInfo fcinfo, const char *funcname
 								   bool *descending, bool *nulls_first);
 
 /*
+ * For a NULL array argument argno: errors, as for a non-NULL one, where its
+ * declared element type is one that ORDER BY cannot sort.
+ */
+extern void gpusort_check_null_array(FunctionCallInfo fcinfo, int argno);
+
+/*
  * Argument argno as a flat one-dimensional array (any lower bound, NULLs
  * allowed) of a type gpusort sorts; errors otherwise.  *owned as for
  * gpusort_getarg_array; funcname names the caller in the message.

@@ -17,7 +17,6 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "gpusort_pg.h"
@@ -115,11 +114,7 @@ gpu_topk(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 	{
-		/* a NULL array of a type that cannot be sorted is still an error, as in gpu_sort */
-		Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
-
-		if (OidIsValid(argtype) && OidIsValid(get_element_type(argtype)))
-			gpusort_check_sortable(get_element_type(argtype));
+		gpusort_check_null_array(fcinfo, 0);
 		PG_RETURN_NULL();
 	}
 	array = gpusort_getarg_1d_array(fcinfo, 0, "gpu_topk", &owned);
