@@ -141,7 +141,11 @@ tps=$(grep -oE "tps = [0-9.]+" "$work/pgbench.out" | head -1 | grep -oE "[0-9.]+
 aborted=$(grep -cE "client [0-9]+ (script [0-9]+ )?aborted" "$work/pgbench.out" || true)
 wrong=$(q -c "SELECT count(*) FROM fd_errors WHERE sqlstate = '22012'")
 crashes=$(grep -c "terminated by signal" "$log" || true)
-exits=$(grep -c "gpusort server: the GPU process" "$log" || true)
+# one "starting another" line per exit of the GPU process, its reason before it
+exits=$(grep -c "gpusort server: .*; starting another" "$log" || true)
+reasons=$(grep -oE "gpusort server: .*; starting another" "$log" |
+	sed -E 's/^gpusort server: //; s/; starting another$//; s/(PID|backend) [0-9]+/\1 N/g; s/[0-9]+ ms/N ms/g' |
+	sort | uniq -c | sort -rn | awk '{n=$1; $1=""; printf "    %5d %s\n", n, substr($0, 2)}')
 {
 	echo "## Fault domain: $clients clients, $seconds s, gpusort.device = $device"
 	echo
@@ -155,11 +159,15 @@ exits=$(grep -c "gpusort server: the GPU process" "$log" || true)
 	echo "| wrong answers | $wrong |"
 	echo "| errors by SQLSTATE (gpu: recorded and gone on) | $(q -c "SELECT coalesce(string_agg(sqlstate || ': ' || n, ', '), 'none') FROM (SELECT sqlstate, count(*) n FROM fd_errors GROUP BY 1 ORDER BY 1) e") |"
 	echo "| PostgreSQL processes terminated by a signal (log) | $crashes |"
-	echo "| GPU process exits the server logged | $exits |"
+	echo "| GPU process exits the server logged (restarts) | $exits |"
 	echo
 	echo "| event | what | GPU process | ms until a new one sorts on the GPU |"
 	echo "|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
+	echo
+	echo "Exits of the GPU process by the reason the server logged:"
+	echo
+	echo "${reasons:-    none}"
 	echo
 	echo "Errors (gpu), first 5:"
 	echo

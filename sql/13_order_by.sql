@@ -99,8 +99,10 @@ SELECT node_check('SELECT id, 7 AS k FROM ob ORDER BY (id * 0)');
 
 -- small LIMITs: the node prunes the rows as it reads them where the keys pack
 -- exactly into 128 bits with a NULL bit each (words of two halves past 64
--- bits) and the rows are wider than a word, else Sort's top-N heap keeps the
--- sort ('not used'); cuts inside runs of NULLs and of equal values
+-- bits), or else by their leading 64 bits (keeping the rows that tie on
+-- those: i8 then f8's first bits, text's first bytes under C), and the rows
+-- are wider than a word, else Sort's top-N heap keeps the sort ('not
+-- used'); cuts inside runs of NULLs and of equal values
 SELECT q, lim, node_check(q, ', ctid', lim) FROM (VALUES
 	('SELECT id, f8 FROM ob ORDER BY f8', ' LIMIT 100'),
 	('SELECT id, f8 FROM ob ORDER BY f8 DESC NULLS LAST, i4', ' LIMIT 100 OFFSET 5'),

@@ -196,10 +196,10 @@ SET enable_hashagg = off;
 SELECT ev_nodes('SELECT k, count(*) FROM ev GROUP BY k') AS below_threshold;
 RESET enable_hashagg;
 -- a small constant LIMIT (at the default threshold): the node where it
--- prunes as it reads (keys that pack exactly) over rows enough to prune
--- often (12,000 here) that are wider than a word, Sort's top-N heap over
--- fewer rows (6,000), over rows of one int4, or where the node would read
--- every row (a text key)
+-- prunes as it reads (keys that pack exactly, or a text key's first bytes
+-- under C) over rows enough to prune often (12,000 here) that are wider
+-- than a word, Sort's top-N heap over fewer rows (6,000) or over rows of one
+-- int4
 RESET gpusort.sort_node_min_rows;
 SELECT ev_nodes('SELECT k, id, b FROM ev, (VALUES (1), (2)) v(x) ORDER BY k LIMIT 100') AS small_limit,
 	   ev_nodes('SELECT k, id, b FROM ev ORDER BY k LIMIT 100') AS small_limit_few_rows,

@@ -121,6 +121,8 @@ typedef struct SortNodeFigures
 								 * rows of rank up to it and the next peer
 								 * group are kept */
 	bool		per_partition;	/* ... in each partition */
+	bool		prefix_bound;	/* a LIMIT's rows pruned by the keys' leading
+								 * bits: their ties are kept too */
 	bool		handed;			/* a worker's: its rows went to the leader */
 	int64		from_workers;	/* the leader's: the rows its workers handed it */
 	int64		kept;			/* the rows kept, to return */
@@ -221,10 +223,14 @@ typedef struct SortNodeState
 
 	/*
 	 * Under a Limit: the first bound rows are kept (-1: all).  Where the keys
-	 * pack into 64 bits with a NULL bit each, the rows read are pruned to the
+	 * pack into 128 bits with a NULL bit each, the rows read are pruned to the
 	 * bound's best whenever prune_at are held, and after the first pruning a
 	 * row whose word is not below the bound's last (threshold) is passed
-	 * over as it is read.
+	 * over as it is read.  Where they do not, but the first key has bits
+	 * whose order is trusted (prune_prefix), the words are the keys' leading
+	 * 64 bits: a pruning keeps the rows whose word is at most the bound's
+	 * last, and a row read after it is passed over only where its word is
+	 * above that word.
 	 *
 	 * Under a WindowAgg's run condition (bound_peers, sort_node.h's
 	 * PRIV_RANK_BOUND): the rows of rank up to bound and the peer group after
@@ -243,6 +249,9 @@ typedef struct SortNodeState
 								 * then holds in each partition */
 	int64		bound;
 	bool		pruning;
+	bool		prune_prefix;	/* under a LIMIT, the pruning words are the
+								 * keys' leading bits only: a row whose word
+								 * equals the bound's last is kept too */
 	int			prune_bits;		/* the pruning words' width, up to 128 */
 	PackLayout	prune_layout;
 	int64		prune_at;
@@ -564,9 +573,47 @@ current_bound(SortNodeState *state)
 }
 
 /*
+ * The layout of words of at most 64 bits that order the rows in part: the
+ * keys' leading bits, a NULL bit each, up to and including the first key
+ * that the words do not order exactly (its leading bits, a string's first
+ * bytes, an abbreviated key).  A row whose word is below another's comes
+ * before it in the sort's order; rows of equal words may come in either.
+ * False where the first key has no such bits: none, or strxfrm's, whose
+ * order is not trusted (a row passed over could not be checked).
+ */
+static bool
+prefix_layout(SortNodeState *state, PackLayout *layout, int *bits)
+{
+	int			total = 0;
+
+	layout->nkeys = 0;
+	for (int k = 0; k < state->nvalued; k++)
+	{
+		SortKeyBits *kb = &state->keys[k].bits;
+		int			field = kb->width + 1;
+
+		if (kb->kind == SORT_KEY_NONE || kb->kind == SORT_KEY_STRXFRM || total == 64)
+			break;
+		layout->drop[k] = Max(total + field - 64, 0);
+		total += field - layout->drop[k];
+		layout->nkeys = k + 1;
+		if (layout->drop[k] > 0 || !kb->exact || kb->kind == SORT_KEY_BYTES)
+			break;
+	}
+	for (int k = layout->nkeys - 1, at = 0; k >= 0; k--)
+	{
+		layout->shift[k] = at;
+		at += state->keys[k].bits.width + 1 - layout->drop[k];
+	}
+	*bits = total;
+	return layout->nkeys > 0;
+}
+
+/*
  * Sets the bound for the next sort, and whether its rows are pruned as they
- * are read: keys that all pack exactly into words of 64 bits, a NULL bit
- * each.
+ * are read: keys that all pack exactly into words of 128 bits (64 under a
+ * run condition), a NULL bit each, or under a LIMIT the first key's
+ * trusted leading bits (prefix_layout).
  */
 static void
 set_bound(SortNodeState *state)
@@ -578,6 +625,7 @@ set_bound(SortNodeState *state)
 
 	state->bound = current_bound(state);
 	state->pruning = false;
+	state->prune_prefix = false;
 	state->have_threshold = false;
 	/* a bound in each partition: every row is read, and cut after the sort */
 	if (state->bound < 0 || state->part_keys > 0)
@@ -596,6 +644,9 @@ set_bound(SortNodeState *state)
 	state->prune_bits = bits;
 	/* past what the row arrays can hold, the rows are read whole */
 	state->pruning = (exact && bits <= max_bits && state->bound <= PG_UINT32_MAX / 4);
+	if (!state->pruning && !state->bound_peers && state->bound <= PG_UINT32_MAX / 4 &&
+		prefix_layout(state, &state->prune_layout, &state->prune_bits))
+		state->pruning = state->prune_prefix = true;
 	/* twice the bound, saturated: a LIMIT and OFFSET may add up to near INT64_MAX */
 	state->prune_at = state->bound > PG_INT64_MAX / 2 ? PG_INT64_MAX :
 		Max(state->bound * 2, SORT_NODE_PRUNE_MIN);
@@ -940,8 +991,8 @@ grow_rows(SortNodeState *state, int64 limit)
 		move_row_arrays(state, capacity);
 	state->mem_used += (capacity - old) * row_array_bytes(state);
 	state->capacity = capacity;
-	/* a pruned sort's words have a NULL bit for every key */
-	for (int k = 0; old == 0 && state->pruning && k < state->nkeys; k++)
+	/* a pruned sort's words have a NULL bit for every key they hold */
+	for (int k = 0; old == 0 && state->pruning && k < state->prune_layout.nkeys; k++)
 		state->nulls[k] = alloc_null_flags(state);
 	return true;
 }
@@ -1029,6 +1080,8 @@ keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
  * from argsort_words's select; the two peer groups are the rows whose words
  * equal the c-th's and the least word above it, in input order.
  * *threshold: that least word (unflipped), when there is one (*have_next).
+ * With have_next NULL (c > 0): the rows up to the c-th's peers only, and
+ * *threshold the c-th's word.
  */
 static int64
 select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c,
@@ -1040,13 +1093,15 @@ select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c
 	uint64		last = 0;
 	uint64		next = 0;
 	bool		have_last = (c > 0);
+	bool		want_next = (have_next != NULL);
+	bool		found_next = false;
 	int64		prefix = 0;
 	int64		nlast = 0;
 	int64		at_last;
 	int64		at_next;
 
 	Assert(c < n);
-	*have_next = false;
+	Assert(want_next || have_last);
 	if (have_last)
 	{
 		argsort_words(state, words, n, bits <= 32 ? 32 : 64, perm, c);
@@ -1060,10 +1115,10 @@ select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c
 
 		if (have_last && w == last)
 			nlast++;
-		else if ((!have_last || w > last) && (!*have_next || w < next))
+		else if (want_next && (!have_last || w > last) && (!found_next || w < next))
 		{
 			next = w;
-			*have_next = true;
+			found_next = true;
 		}
 		if ((i & 0xFFFFF) == 0xFFFFF)
 			CHECK_FOR_INTERRUPTS();
@@ -1077,10 +1132,16 @@ select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c
 
 		if (have_last && w == last)
 			perm[at_last++] = (uint32) i;
-		else if (*have_next && w == next)
+		else if (found_next && w == next)
 			perm[at_next++] = (uint32) i;
 	}
-	*threshold = next;
+	if (want_next)
+	{
+		*have_next = found_next;
+		*threshold = next;
+	}
+	else
+		*threshold = last;
 	return at_next;
 #undef PEER_WORD
 }
@@ -1089,8 +1150,11 @@ select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c
  * A bounded sort's rows pruned to the bound's best (the first bound rows of
  * the stable order); the last of them is the threshold that the rows read
  * next must be below.  Under a run condition's bound, select_peers's rows,
- * and the rows read next must not be above its next group's word.  The
- * rows kept stay in the order of the sort, ahead of the rows read later, so
+ * and the rows read next must not be above its next group's word.  Where
+ * the words are the keys' leading bits (prune_prefix), the rows whose word
+ * is at most the bound's last, which the rows read next must not be above:
+ * a row of a greater word has at least bound rows before it.  The rows
+ * kept stay in the order of the sort, ahead of the rows read later, so
  * ties keep the input's order.
  */
 static void
@@ -1129,14 +1193,17 @@ prune_rows(SortNodeState *state)
 	{
 		for (int64 i = 0; i < n; i++)
 			words[i] = (uint64) packed_key(state, &state->prune_layout, i) ^ UINT64_C(0x8000000000000000);
-		if (!state->bound_peers)
+		if (!state->bound_peers && !state->prune_prefix)
 			argsort_words(state, words, n, 64, perm, k);
 	}
-	if (state->bound_peers)
+	if (state->bound_peers || state->prune_prefix)
 	{
 		uint64		threshold;
-		int64		kept = select_peers(state, words, 64, n, k, perm,
-										&threshold, &state->have_threshold);
+		int64		kept = select_peers(state, words, 64, n, k, perm, &threshold,
+										state->prune_prefix ? NULL : &state->have_threshold);
+
+		if (state->prune_prefix)
+			state->have_threshold = true;
 
 		state->threshold = threshold;
 		keep_rows(state, perm, kept);
@@ -1266,7 +1333,7 @@ read_input(SortNodeState *state)
 		}
 		state->rows_in++;
 		if (state->have_threshold &&
-			(state->bound_peers ?
+			(state->bound_peers || state->prune_prefix ?
 			 packed_key(state, &state->prune_layout, state->ntuples) > state->threshold :
 			 packed_key(state, &state->prune_layout, state->ntuples) >= state->threshold))
 		{
@@ -3763,6 +3830,7 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	f->bound = state->bound;
 	f->bound_peers = state->bound_peers;
 	f->per_partition = state->part_keys > 0;
+	f->prefix_bound = state->prune_prefix;
 	f->handed = state->handed;
 	f->from_workers = state->from_workers;
 	f->kept = state->ntuples;
@@ -3947,12 +4015,21 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 			ExplainPropertyText("Sort Bound",
 								psprintf(INT64_FORMAT "%s with ties and the next peer group: " INT64_FORMAT " rows",
 										 f->bound, f->per_partition ? " per partition" : "", f->kept), es);
+		else if (f->bound >= 0 && f->prefix_bound && es->format == EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyText("Sort Bound",
+								psprintf(INT64_FORMAT " with ties of the leading key bits: " INT64_FORMAT " rows",
+										 f->bound, f->kept), es);
 		else if (f->bound >= 0)
 			ExplainPropertyInteger("Sort Bound", NULL, f->bound, es);
 		if (f->bound >= 0 && f->bound_peers && es->format != EXPLAIN_FORMAT_TEXT)
 		{
 			ExplainPropertyBool("Sort Bound Peers", true, es);
 			ExplainPropertyBool("Sort Bound Per Partition", f->per_partition, es);
+			ExplainPropertyInteger("Sort Rows Kept", NULL, f->kept, es);
+		}
+		else if (f->bound >= 0 && f->prefix_bound && es->format != EXPLAIN_FORMAT_TEXT)
+		{
+			ExplainPropertyBool("Sort Bound Leading Bits", true, es);
 			ExplainPropertyInteger("Sort Rows Kept", NULL, f->kept, es);
 		}
 		/* a worker that handed its rows to the leader packed no key */
@@ -3993,6 +4070,9 @@ explain_worker_line(const SortNodeFigures *f, int n, ExplainState *es)
 		if (f->bound_peers)
 			appendStringInfo(es->str, "%s with ties and the next peer group: " INT64_FORMAT " rows",
 							 f->per_partition ? " per partition" : "", f->kept);
+		else if (f->prefix_bound)
+			appendStringInfo(es->str, " with ties of the leading key bits: " INT64_FORMAT " rows",
+							 f->kept);
 	}
 	if (es->timing)
 		appendStringInfo(es->str, "  Extract Time: %.3f ms  Sort Time: %.3f ms  Emit Time: %.3f ms",

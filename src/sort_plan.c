@@ -548,6 +548,24 @@ sort_plan_keys(Sort *sort)
 }
 
 /*
+ * Whether the first key has leading bits whose order is trusted: a row of
+ * lower bits sorts first.  Under a LIMIT the executor prunes by them
+ * (sort_exec.c's prefix_layout); strxfrm's bits are only checked after the
+ * sort, which cannot check a row passed over.
+ */
+static bool
+leading_bits_trusted(List *private)
+{
+	SortKeyBits kb;
+
+	sort_key_bits(linitial_oid((List *) list_nth(private, PRIV_OPERATORS)),
+				  linitial_oid((List *) list_nth(private, PRIV_COLLATIONS)),
+				  (linitial_int((List *) list_nth(private, PRIV_FLAGS)) & KEY_NULLS_FIRST) != 0,
+				  &kb, NULL);
+	return kb.kind != SORT_KEY_NONE && kb.kind != SORT_KEY_STRXFRM;
+}
+
+/*
  * Whether the node should take sort's place: its keys pack, and it expects
  * at least node_min_rows() rows that fit in work_mem (gpusort.sort_node_min_rows
  * at 0 takes every Sort whose keys pack, whatever its estimates).  A sort
@@ -555,8 +573,10 @@ sort_plan_keys(Sort *sort)
  * SORT_NODE_MIN_BOUND stays Sort's top-N heap unless the node prunes; a run
  * condition's bound has no heap to lose to, Sort sorts every row there.  Of
  * keys that pack into 128 bits with a NULL bit each (64 under a run
- * condition) a bounded sort keeps about twice its bound in memory; under a
- * small LIMIT the node needs those keys, and twice the rows it prunes at
+ * condition), or under a LIMIT a first key of trusted leading bits (the rows
+ * that tie on those are kept as well), a bounded sort keeps about twice its
+ * bound in memory; under a small LIMIT the node needs such keys, and twice
+ * the rows it prunes at
  * (below that it reads every row and selects at the end, where the heap was
  * measured faster: 0.80-0.86x at 1,000-3,000 rows of a float8 key).
  */
@@ -575,7 +595,9 @@ worth_swapping(Sort *sort, List *private, double bound, bool by_limit)
 		return false;
 	foreach(lc, outerPlan(sort)->targetlist)
 		exprs = lappend(exprs, ((TargetEntry *) lfirst(lc))->expr);
-	prunes = bound >= 0 && key_bits(private, exprs, true, &exact) <= (by_limit ? 128 : 64) && exact;
+	prunes = bound >= 0 &&
+		((key_bits(private, exprs, true, &exact) <= (by_limit ? 128 : 64) && exact) ||
+		 (by_limit && leading_bits_trusted(private)));
 	/*
 	 * A small bound: where the node prunes, has rows enough to prune often,
 	 * and Sort's heap pays for each row: a copy of more than a word, or
