@@ -15,6 +15,9 @@
 #   GROUP BY name (a GroupAggregate: hash aggregation off)
 #   sum(x) OVER (PARTITION BY category ORDER BY amount)
 #   k JOIN k2 USING (name) (a merge join: hash join and nested loop off)
+#   small LIMITs: a numeric sum of 100,000 groups DESC LIMIT 10 (TPC-H's Q3),
+#     amount::numeric LIMIT 10, and names under each collation LIMIT 100,
+#     ascending and descending
 # Each variant runs once under EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) (the
 # warm-up; the plan tells whether the node ran, and on which device), then
 # RUNS times, node off and on interleaved, timed by clock_timestamp deltas in
@@ -83,6 +86,20 @@ done
 queries+=("GROUP BY name|SELECT count(*), sum(n) FROM (SELECT name, count(*) n FROM k GROUP BY name) s|SET enable_hashagg = off;")
 queries+=("sum(x) OVER (PARTITION BY category ORDER BY amount)|SELECT sum(s) FROM (SELECT sum(x) OVER (PARTITION BY category ORDER BY amount) s FROM k) t|")
 queries+=("merge join on name|SELECT count(*), sum(k.x::int8 - k2.x) FROM k JOIN k2 USING (name)|SET enable_hashjoin = off; SET enable_nestloop = off;")
+# small LIMITs over keys that do not pack exactly: pruned by their leading bits, or
+# (DESC over the names, whose third that share a prefix come first) given to a
+# tuplesort's bounded heap when those tie too often
+# (the planner's choice: gpusort.sort_node_min_rows at its default; "forced" the same
+# with the node forced, at 0)
+for m in "RESET gpusort.sort_node_min_rows;|" "|, forced"; do
+	IFS='|' read -r set tag <<<"$m"
+	queries+=("sum(amount) GROUP BY category, x % 100 ORDER BY sum DESC LIMIT 10$tag|SELECT md5(string_agg(s::text, ',')) FROM (SELECT category, x % 100, sum(amount) s FROM k GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10) t|$set")
+	queries+=("ORDER BY amount::numeric LIMIT 10$tag|SELECT md5(string_agg(a::text, ',')) FROM (SELECT amount::numeric a FROM k ORDER BY 1 LIMIT 10) t|$set")
+	for c in $collations; do
+		queries+=("ORDER BY name COLLATE \"$c\" LIMIT 100$tag|SELECT md5(string_agg(name, ',')) FROM (SELECT name FROM k ORDER BY name COLLATE \"$c\" LIMIT 100) t|$set")
+		queries+=("ORDER BY name COLLATE \"$c\" DESC LIMIT 100$tag|SELECT md5(string_agg(name, ',')) FROM (SELECT name FROM k ORDER BY name COLLATE \"$c\" DESC LIMIT 100) t|$set")
+	done
+done
 
 table=$(mktemp)
 {

@@ -266,7 +266,7 @@ gs_start_cluster() {
 			>"$GS_PGDIR/initdb.log" 2>&1 || { tail -20 "$GS_PGDIR/initdb.log" >&2; return 1; }
 	fi
 	"${GS_RUN[@]}" pg_ctl -D "$GS_PGDIR/data" -l "$GS_PGDIR/server.log" -w start \
-		-o "-k $GS_PGDIR -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $(gs_server_option) $*" >/dev/null ||
+		-o "-k '$GS_PGDIR' -p ${GS_PGPORT:-55432} -c listen_addresses='' -c jit=off $(gs_server_option) $*" >/dev/null ||
 		{ tail -20 "$GS_PGDIR/server.log" >&2; return 1; }
 	export PGHOST=$GS_PGDIR PGPORT=${GS_PGPORT:-55432} PGUSER=gpusort PGDATABASE=postgres
 	# server mode: sorts do not wait while the GPU process starts (auto sorts on the

@@ -115,6 +115,35 @@ SELECT CASE WHEN :'have_icu'::bool THEN node_check('SELECT t, id FROM pb ORDER B
 	   CASE WHEN :'have_icu'::bool THEN pb_pruned('SELECT t, id FROM pb ORDER BY t COLLATE "und-x-icu", id LIMIT 10')
 			ELSE 'pruned' END AS icu_pruned;
 
+-- leading bits that tie in most rows (every string's first 8 bytes the
+-- same, numbers equal in their first 20 digits): pruning would keep most
+-- rows, and the node gives them to a tuplesort's bounded heap instead, as
+-- Sort's
+CREATE TABLE pb_ties AS
+SELECT g AS id, 'Customer#' || lpad((g * 7919 % 20011)::text, 9, '0') AS t,
+	   123456789012345678901234567890 + (g * 7919 % 20011) AS n
+FROM generate_series(1, 20000) g;
+ANALYZE pb_ties;
+SELECT node_check('SELECT t, id FROM pb_ties ORDER BY t COLLATE "C", id', '', ' LIMIT 10') AS ties_text,
+	   node_check('SELECT n, id FROM pb_ties ORDER BY n DESC, id', '', ' LIMIT 10') AS ties_numeric,
+	   node_check('SELECT t, id FROM pb_ties ORDER BY t COLLATE "C", id', '', ' LIMIT 3000') AS ties_text_3000;
+CREATE FUNCTION pb_device(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+BEGIN
+	SET LOCAL gpusort.enable_sort = on;
+	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF l LIKE '%Sort Device:%' THEN
+			RETURN substring(l FROM 'Sort Device: (.*)$');
+		END IF;
+	END LOOP;
+	RETURN 'not used';
+END $$;
+SELECT pb_device('SELECT t, id FROM pb_ties ORDER BY t COLLATE "C", id LIMIT 10') AS ties_text_device,
+	   pb_device('SELECT n, id FROM pb_ties ORDER BY n, id LIMIT 10') AS ties_numeric_device;
+DROP TABLE pb_ties;
+DROP FUNCTION pb_device(text);
+
 -- a libc collation other than C (strxfrm's bits, checked after the sort):
 -- the node reads every row
 -- (the same output where the server has none of these)
@@ -170,6 +199,25 @@ RESET gpusort.sort_node_min_rows;
 EXPLAIN (COSTS OFF) SELECT id, sum(n) AS s FROM pb GROUP BY id ORDER BY s DESC, id LIMIT 10;
 SELECT node_check('SELECT id, sum(n) AS s FROM pb GROUP BY id ORDER BY s DESC, id', '', ' LIMIT 10') AS sum_limit;
 EXPLAIN (COSTS OFF) SELECT id FROM pb ORDER BY id LIMIT 10;
+-- nor where the leading bits cost more than the heap's comparisons (an ICU
+-- sort key for each row) or would prune nothing (strxfrm's)
+CREATE FUNCTION pb_node(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+BEGIN
+	FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF l LIKE '%Custom Scan (gpusort)%' THEN
+			RETURN true;
+		END IF;
+	END LOOP;
+	RETURN false;
+END $$;
+SELECT pb_node('SELECT id, t FROM pb ORDER BY t COLLATE "C" LIMIT 10') AS c_node,
+	   CASE WHEN :'have_icu'::bool THEN pb_node('SELECT id, t FROM pb ORDER BY t COLLATE "und-x-icu" LIMIT 10')
+			ELSE false END AS icu_node,
+	   CASE WHEN :'libc_coll' <> '' THEN pb_node(format('SELECT id, t FROM pb ORDER BY t COLLATE %I LIMIT 10', :'libc_coll'))
+			ELSE false END AS libc_node;
+DROP FUNCTION pb_node(text);
 
 DROP TABLE pb, pb_on;
 DROP FUNCTION pb_pruned(text);

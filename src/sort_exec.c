@@ -113,6 +113,8 @@ typedef struct SortNodeFigures
 {
 	bool		done;			/* the sort is done (a worker's: written) */
 	bool		tuplesort;		/* past work_mem: tuplesort's figures */
+	bool		tuplesort_ties; /* ... not past work_mem: the leading key bits
+								 * tied too often to prune by */
 	int			device;			/* -1 the CPU */
 	int			key_bits;
 	int64		rows;			/* read from the input */
@@ -290,6 +292,9 @@ typedef struct SortNodeState
 
 	/* past work_mem */
 	Tuplesortstate *tuplesort;
+	bool		tuplesort_ties; /* ... or a LIMIT's rows whose leading key
+								 * bits tie too often to prune by
+								 * (prune_rows): Sort's bounded heap */
 
 	/* for EXPLAIN ANALYZE */
 	int			device;			/* -1 the CPU */
@@ -687,6 +692,7 @@ reset_sort(SortNodeState *state)
 	state->grown_to_limit = false;
 	state->rows_in = 0;
 	state->have_threshold = false;
+	state->tuplesort_ties = false;
 	state->mem_used = 0;
 	state->current = 0;
 	state->eof_reached = false;
@@ -1155,9 +1161,10 @@ select_peers(SortNodeState *state, const void *words, int bits, int64 n, int64 c
  * is at most the bound's last, which the rows read next must not be above:
  * a row of a greater word has at least bound rows before it.  The rows
  * kept stay in the order of the sort, ahead of the rows read later, so
- * ties keep the input's order.
+ * ties keep the input's order.  False, pruning nothing, where the leading
+ * bits tie too often to prune by.
  */
-static void
+static bool
 prune_rows(SortNodeState *state)
 {
 	int64		n = state->ntuples;
@@ -1202,6 +1209,19 @@ prune_rows(SortNodeState *state)
 		int64		kept = select_peers(state, words, 64, n, k, perm, &threshold,
 										state->prune_prefix ? NULL : &state->have_threshold);
 
+		/*
+		 * Rows that tie on the leading bits past the bound's last taking
+		 * over a quarter of those held (long shared prefixes, numbers equal
+		 * in their first digits): pruning would keep most rows, and the
+		 * tie pass would order them all.  Sort's bounded heap then.
+		 */
+		if (state->prune_prefix && kept - k > n / 4)
+		{
+			pfree(words);
+			pfree(perm);
+			MemoryContextSwitchTo(old);
+			return false;
+		}
 		if (state->prune_prefix)
 			state->have_threshold = true;
 
@@ -1221,6 +1241,7 @@ prune_rows(SortNodeState *state)
 	pfree(perm);
 	MemoryContextSwitchTo(old);
 	CHECK_FOR_INTERRUPTS();
+	return true;
 }
 
 /*
@@ -1363,8 +1384,13 @@ read_input(SortNodeState *state)
 			state->tuples[state->ntuples++] = tuple;
 			state->mem_used += GetMemoryChunkSpace(tuple);
 		}
-		if (state->pruning && state->ntuples >= state->prune_at)
-			prune_rows(state);
+		if (state->pruning && state->ntuples >= state->prune_at && !prune_rows(state))
+		{
+			/* the rows so far and the rest go to a tuplesort's bounded heap */
+			state->tuplesort_ties = true;
+			switch_to_tuplesort(state);
+			continue;
+		}
 		if (timing)
 		{
 			instr_time	now;
@@ -3822,6 +3848,7 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	memset(f, 0, sizeof(*f));
 	f->done = state->sort_done;
 	f->tuplesort = (state->tuplesort != NULL);
+	f->tuplesort_ties = state->tuplesort_ties;
 	if (state->tuplesort)
 		tuplesort_get_stats(state->tuplesort, &f->tuplesort_stats);
 	f->device = state->device;
@@ -3982,6 +4009,8 @@ device_name(const SortNodeFigures *f, char *buf, size_t len)
 {
 	if (f->handed)
 		return "leader";
+	if (f->tuplesort && f->tuplesort_ties)
+		return "tuplesort (ties of the leading key bits)";
 	if (f->tuplesort)
 		return "tuplesort (past work_mem)";
 	if (f->device < 0)

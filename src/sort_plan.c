@@ -548,13 +548,16 @@ sort_plan_keys(Sort *sort)
 }
 
 /*
- * Whether the first key has leading bits whose order is trusted: a row of
- * lower bits sorts first.  Under a LIMIT the executor prunes by them
- * (sort_exec.c's prefix_layout); strxfrm's bits are only checked after the
- * sort, which cannot check a row passed over.
+ * Whether a small LIMIT's rows are worth pruning by the first key's leading
+ * bits (sort_exec.c's prefix_layout): bits whose order is trusted, a row of
+ * lower bits sorting first (strxfrm's are only checked after the sort, which
+ * cannot check a row passed over), and cheap to compute.  An ICU sort key
+ * costs more for each row than the heap's comparisons, most of which end at
+ * the strings' first characters: 0.45x Sort's heap at LIMIT 100 over 10^6
+ * names on the VM, against 1.6x for numeric and for text under C.
  */
 static bool
-leading_bits_trusted(List *private)
+leading_bits_prune(List *private)
 {
 	SortKeyBits kb;
 
@@ -562,6 +565,8 @@ leading_bits_trusted(List *private)
 				  linitial_oid((List *) list_nth(private, PRIV_COLLATIONS)),
 				  (linitial_int((List *) list_nth(private, PRIV_FLAGS)) & KEY_NULLS_FIRST) != 0,
 				  &kb, NULL);
+	if (kb.kind == SORT_KEY_ABBREV_UNSIGNED && kb.byte_string)
+		return false;
 	return kb.kind != SORT_KEY_NONE && kb.kind != SORT_KEY_STRXFRM;
 }
 
@@ -573,8 +578,9 @@ leading_bits_trusted(List *private)
  * SORT_NODE_MIN_BOUND stays Sort's top-N heap unless the node prunes; a run
  * condition's bound has no heap to lose to, Sort sorts every row there.  Of
  * keys that pack into 128 bits with a NULL bit each (64 under a run
- * condition), or under a LIMIT a first key of trusted leading bits (the rows
- * that tie on those are kept as well), a bounded sort keeps about twice its
+ * condition), or under a LIMIT a first key of trusted leading bits that are
+ * cheap to compute (the rows that tie on those are kept as well;
+ * leading_bits_prune), a bounded sort keeps about twice its
  * bound in memory; under a small LIMIT the node needs such keys, and twice
  * the rows it prunes at
  * (below that it reads every row and selects at the end, where the heap was
@@ -597,7 +603,7 @@ worth_swapping(Sort *sort, List *private, double bound, bool by_limit)
 		exprs = lappend(exprs, ((TargetEntry *) lfirst(lc))->expr);
 	prunes = bound >= 0 &&
 		((key_bits(private, exprs, true, &exact) <= (by_limit ? 128 : 64) && exact) ||
-		 (by_limit && leading_bits_trusted(private)));
+		 (by_limit && leading_bits_prune(private)));
 	/*
 	 * A small bound: where the node prunes, has rows enough to prune often,
 	 * and Sort's heap pays for each row: a copy of more than a word, or
