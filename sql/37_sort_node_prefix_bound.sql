@@ -89,6 +89,30 @@ SELECT pb_pruned('SELECT n, id FROM pb ORDER BY n, id LIMIT 10') AS numeric_10,
 	   pb_pruned('SELECT n, id FROM pb ORDER BY n DESC, id LIMIT 100') AS numeric_desc_100,
 	   pb_pruned('SELECT w, id FROM pb ORDER BY w, id LIMIT 10') AS numeric_30_10;
 
+-- EXPLAIN's count of the rows held, the bound's and their ties of the
+-- leading bits, not the bound's rows returned: 100 strings of 10,000 share
+-- their first 8 bytes, the least; read in order of id, the first pruning
+-- (at 4096 rows) keeps the 40 read so far, and of the rows read after it
+-- only the other 60 tie with them
+CREATE TABLE pb_ties AS
+SELECT g AS id, CASE WHEN g % 100 = 0 THEN 'aaaaaaaa' || g ELSE 'b' || md5(g::text) END AS t
+FROM generate_series(1, 10000) g;
+SELECT node_check('SELECT t, id FROM pb_ties ORDER BY t COLLATE "C", id', '', ' LIMIT 10') AS ties_rows;
+CREATE FUNCTION pb_held(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+	p text := '';
+BEGIN
+	SET LOCAL gpusort.enable_sort = on;
+	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		p := p || l || E'\n';
+	END LOOP;
+	RETURN substring(p FROM 'Sort Bound: [^\n]*');
+END $$;
+SELECT pb_held('SELECT t, id FROM pb_ties ORDER BY t COLLATE "C", id LIMIT 10') AS held;
+DROP TABLE pb_ties;
+DROP FUNCTION pb_held(text);
+
 -- numeric(30,10): too wide to pack exactly, abbreviated
 SELECT node_check('SELECT w, id FROM pb ORDER BY w, id', '', ' LIMIT 10') AS wide_asc,
 	   node_check('SELECT w, id FROM pb ORDER BY w DESC, id', '', ' LIMIT 500') AS wide_desc;

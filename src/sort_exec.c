@@ -127,7 +127,10 @@ typedef struct SortNodeFigures
 								 * bits: their ties are kept too */
 	bool		handed;			/* a worker's: its rows went to the leader */
 	int64		from_workers;	/* the leader's: the rows its workers handed it */
-	int64		kept;			/* the rows kept, to return */
+	int64		kept;			/* the rows kept, to return; under a LIMIT
+								 * pruned by leading bits, the rows held
+								 * when the input ended, which the sort
+								 * ordered */
 	int64		memory;			/* bytes */
 	TuplesortInstrumentation tuplesort_stats;
 	double		extract_ms;
@@ -222,6 +225,7 @@ typedef struct SortNodeState
 
 	bool		grown_to_limit; /* the row arrays' last growth is done */
 	int64		rows_in;		/* rows read from the input */
+	int64		rows_held;		/* rows in memory when the input ended */
 
 	/*
 	 * Under a Limit: the first bound rows are kept (-1: all).  Where the keys
@@ -691,6 +695,7 @@ reset_sort(SortNodeState *state)
 	state->capacity = 0;
 	state->grown_to_limit = false;
 	state->rows_in = 0;
+	state->rows_held = 0;
 	state->have_threshold = false;
 	state->tuplesort_ties = false;
 	state->mem_used = 0;
@@ -3451,6 +3456,8 @@ do_sort(SortNodeState *state)
 		read_together(state);
 	else
 		read_input(state);
+	/* the sort cuts its rows to the bound: EXPLAIN counts those it orders */
+	state->rows_held = state->ntuples;
 	INSTR_TIME_SET_CURRENT(start);
 	if (state->tuplesort)
 		tuplesort_performsort(state->tuplesort);
@@ -3860,7 +3867,7 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	f->prefix_bound = state->prune_prefix;
 	f->handed = state->handed;
 	f->from_workers = state->from_workers;
-	f->kept = state->ntuples;
+	f->kept = state->prune_prefix ? state->rows_held : state->ntuples;
 	f->memory = state->mem_used;
 	f->extract_ms = state->extract_ms;
 	f->sort_ms = state->sort_ms;
