@@ -89,9 +89,9 @@ queries+=("merge join on name|SELECT count(*), sum(k.x::int8 - k2.x) FROM k JOIN
 # small LIMITs over keys that do not pack exactly: pruned by their leading bits, or
 # (DESC over the names, whose third that share a prefix come first) given to a
 # tuplesort's bounded heap when those tie too often
-# (the planner's choice: gpusort.sort_node_min_rows at its default; "forced" the same
+# (the planner's choice: gpusort.sort_node_min_rows at its default, 1000; "forced" the same
 # with the node forced, at 0)
-for m in "RESET gpusort.sort_node_min_rows;|" "|, forced"; do
+for m in "SET gpusort.sort_node_min_rows = 1000;|" "|, forced"; do
 	IFS='|' read -r set tag <<<"$m"
 	queries+=("sum(amount) GROUP BY category, x % 100 ORDER BY sum DESC LIMIT 10$tag|SELECT md5(string_agg(s::text, ',')) FROM (SELECT category, x % 100, sum(amount) s FROM k GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10) t|$set")
 	queries+=("ORDER BY amount::numeric LIMIT 10$tag|SELECT md5(string_agg(a::text, ',')) FROM (SELECT amount::numeric a FROM k ORDER BY 1 LIMIT 10) t|$set")

@@ -166,7 +166,6 @@ END $$;
 SELECT pb_device('SELECT t, id FROM pb_ties ORDER BY t COLLATE "C", id LIMIT 10') AS ties_text_device,
 	   pb_device('SELECT n, id FROM pb_ties ORDER BY n, id LIMIT 10') AS ties_numeric_device;
 DROP TABLE pb_ties;
-DROP FUNCTION pb_device(text);
 
 -- a libc collation other than C (strxfrm's bits, checked after the sort):
 -- the node reads every row
@@ -179,6 +178,16 @@ SELECT CASE WHEN :'libc_coll' <> '' THEN node_check(format('SELECT t, id FROM pb
 			ELSE 'ok' END AS libc_limit,
 	   CASE WHEN :'libc_coll' <> '' THEN pb_pruned(format('SELECT t, id FROM pb ORDER BY t COLLATE %I, id LIMIT 10', :'libc_coll'))
 			ELSE 'read whole' END AS libc_pruned;
+-- a first key of five values before a key of strxfrm's bits: the words are
+-- the first key's, and the bound's last ties with a fifth of the rows; the
+-- rows go to a tuplesort's bounded heap
+CREATE TABLE pb_few AS SELECT g AS id, g % 5 AS st, md5(g::text) AS h FROM generate_series(1, 20000) g;
+SELECT CASE WHEN :'libc_coll' <> '' THEN node_check(format('SELECT st, h, id FROM pb_few ORDER BY st, h COLLATE %I, id', :'libc_coll'), '', ' LIMIT 10')
+			ELSE 'ok' END AS few_values_libc,
+	   CASE WHEN :'libc_coll' <> '' THEN pb_device(format('SELECT st, h, id FROM pb_few ORDER BY st, h COLLATE %I, id LIMIT 10', :'libc_coll'))
+			ELSE 'tuplesort (ties of the leading key bits)' END AS few_values_libc_device;
+DROP TABLE pb_few;
+DROP FUNCTION pb_device(text);
 
 -- parallel workers, each pruning the rows it reads, under a Gather Merge
 SET max_parallel_workers_per_gather = 2;

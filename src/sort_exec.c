@@ -1216,11 +1216,14 @@ prune_rows(SortNodeState *state)
 
 		/*
 		 * Rows that tie on the leading bits past the bound's last taking
-		 * over a quarter of those held (long shared prefixes, numbers equal
-		 * in their first digits): pruning would keep most rows, and the
-		 * tie pass would order them all.  Sort's bounded heap then.
+		 * over a 32nd of those held (long shared prefixes, numbers equal in
+		 * their first digits, a first key of few values before one without
+		 * bits): pruning would keep that share of every row read, and the
+		 * comparator would order them all, where the heap's comparisons of
+		 * each row with its top mostly end at the first key.  Sort's
+		 * bounded heap then.
 		 */
-		if (state->prune_prefix && kept - k > n / 4)
+		if (state->prune_prefix && kept - k > n / 32)
 		{
 			pfree(words);
 			pfree(perm);
