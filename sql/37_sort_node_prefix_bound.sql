@@ -166,6 +166,20 @@ END $$;
 SELECT pb_device('SELECT t, id FROM pb_ties ORDER BY t COLLATE "C", id LIMIT 10') AS ties_text_device,
 	   pb_device('SELECT n, id FROM pb_ties ORDER BY n, id LIMIT 10') AS ties_numeric_device;
 DROP TABLE pb_ties;
+-- rescans of a changing bound, the rows going to the heap on one scan and
+-- pruned on the next: the first 100 rows' leading bits differ, the rest tie
+CREATE TABLE pb_mixed AS
+SELECT g AS id, CASE WHEN g <= 100 THEN g ELSE 1000 END AS st,
+	   'Customer#' || lpad((g * 7919 % 20011)::text, 9, '0') AS t
+FROM generate_series(1, 10000) g;
+ANALYZE pb_mixed;
+SELECT pb_device('SELECT st, t, id FROM pb_mixed ORDER BY st, t COLLATE "C", id LIMIT 50') AS mixed_50_device,
+	   pb_device('SELECT st, t, id FROM pb_mixed ORDER BY st, t COLLATE "C", id LIMIT 500') AS mixed_500_device;
+SELECT node_check('SELECT o, s.* FROM unnest(ARRAY[5, 500, 3, NULL, 2000, 0, 50, 1]) WITH ORDINALITY u(k, o),
+						  LATERAL (SELECT st, t, id FROM pb_mixed ORDER BY st, t COLLATE "C", id LIMIT k) s', '') AS mixed_rescans,
+	   node_check('SELECT o, s.* FROM unnest(ARRAY[500, 5, 2000, 3, 50]) WITH ORDINALITY u(k, o),
+						  LATERAL (SELECT st, t, id FROM pb_mixed ORDER BY st, t COLLATE "C", id LIMIT 10 OFFSET k) s', '') AS mixed_offset_rescans;
+DROP TABLE pb_mixed;
 
 -- a libc collation other than C (strxfrm's bits, checked after the sort):
 -- the node reads every row

@@ -802,6 +802,11 @@ begin_tuplesort(SortNodeState *state)
 	/* a run condition's bound keeps peers, which tuplesort's does not: every row */
 	if (state->bound >= 0 && !state->bound_peers)
 		tuplesort_set_bound(ts, state->bound);
+	/* the tuplesort copied the keys: a rescan's would pile up in the query's context */
+	pfree(columns);
+	pfree(operators);
+	pfree(collations);
+	pfree(nulls_first);
 	return ts;
 }
 
