@@ -15,7 +15,9 @@
 -- has them, ICU's root and a nondeterministic ICU collation where the server
 -- has ICU).  Each query's rows are compared with Sort's on the same rows with
 -- the row's place in the table (ctid) as the last key: the node keeps peers
--- in input order.
+-- in input order.  Under a LIMIT whose rows tie on their leading bits past
+-- the bound, the node gives them to tuplesort's bounded heap, whose peers
+-- come in its own order: those queries end with the row's id.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
@@ -82,13 +84,13 @@ INSERT INTO st_queries VALUES
 	(11, 's::char(20) COLLATE %s, i', ''),
 	(12, 's::name DESC, i', ''),
 	(13, 'lower(s) COLLATE %s, s COLLATE "C"', ''),
-	(14, 's COLLATE %s', ' LIMIT 7000'),
-	(15, 's COLLATE %s DESC, i', ' LIMIT 300 OFFSET 100'),
+	(14, 's COLLATE %s, id', ' LIMIT 7000'),
+	(15, 's COLLATE %s DESC, i, id', ' LIMIT 300 OFFSET 100'),
 	(16, 's COLLATE %s, (b * 1.25)::numeric(8,2) DESC NULLS LAST, i', ''),
 	(17, 's COLLATE %s DESC, b::numeric / 3, id %% 5', ''),
 	(18, 's COLLATE %1$s, lower(s) COLLATE %1$s DESC, i', ''),
 	(19, 's COLLATE %s, i DESC, b NULLS FIRST, id %% 7', ''),
-	(20, 's COLLATE %s, (id %% 3)::bool, (id %% 11)::float8 DESC', ' LIMIT 9000');
+	(20, 's COLLATE %s, (id %% 3)::bool, (id %% 11)::float8 DESC, id', ' LIMIT 9000');
 
 CREATE TEMP TABLE st_results AS
 SELECT q.n, c.coll, st_check(format(q.keys, c.coll), q.lim) AS result

@@ -1220,15 +1220,17 @@ prune_rows(SortNodeState *state)
 										state->prune_prefix ? NULL : &state->have_threshold);
 
 		/*
-		 * Rows that tie on the leading bits past the bound's last taking
-		 * over a 32nd of those held (long shared prefixes, numbers equal in
-		 * their first digits, a first key of few values before one without
-		 * bits): pruning would keep that share of every row read, and the
-		 * comparator would order them all, where the heap's comparisons of
-		 * each row with its top mostly end at the first key.  Sort's
-		 * bounded heap then.
+		 * Rows that tie on the leading bits past the bound's last, more
+		 * than the bound and than a 32nd of those held (long shared
+		 * prefixes, numbers equal in their first digits, a first key of few
+		 * values before one without bits): pruning would keep that share of
+		 * every row read, and the comparator would order them all, where
+		 * the heap's comparisons of each row with its top mostly end at the
+		 * first key.  Sort's bounded heap then (its ties in its order, not
+		 * the input's).  Up to the bound's count of ties, the rows held stay
+		 * within twice the bound, as an exact pruning's.
 		 */
-		if (state->prune_prefix && kept - k > n / 32)
+		if (state->prune_prefix && kept - k > Max(n / 32, k))
 		{
 			pfree(words);
 			pfree(perm);
