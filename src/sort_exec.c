@@ -581,6 +581,9 @@ current_bound(SortNodeState *state)
 	return bound;
 }
 
+static int	layout_keys(SortNodeState *state, PackLayout *layout, int *bits, int max_bits,
+						bool prefix);
+
 /*
  * The layout of words of at most 64 bits that order the rows in part: the
  * keys' leading bits, a NULL bit each, up to and including the first key
@@ -593,28 +596,7 @@ current_bound(SortNodeState *state)
 static bool
 prefix_layout(SortNodeState *state, PackLayout *layout, int *bits)
 {
-	int			total = 0;
-
-	layout->nkeys = 0;
-	for (int k = 0; k < state->nvalued; k++)
-	{
-		SortKeyBits *kb = &state->keys[k].bits;
-		int			field = kb->width + 1;
-
-		if (kb->kind == SORT_KEY_NONE || kb->kind == SORT_KEY_STRXFRM || total == 64)
-			break;
-		layout->drop[k] = Max(total + field - 64, 0);
-		total += field - layout->drop[k];
-		layout->nkeys = k + 1;
-		if (layout->drop[k] > 0 || !kb->exact || kb->kind == SORT_KEY_BYTES)
-			break;
-	}
-	for (int k = layout->nkeys - 1, at = 0; k >= 0; k--)
-	{
-		layout->shift[k] = at;
-		at += state->keys[k].bits.width + 1 - layout->drop[k];
-	}
-	*bits = total;
+	layout_keys(state, layout, bits, 64, true);
 	return layout->nkeys > 0;
 }
 
@@ -2766,12 +2748,16 @@ order_all_rows(SortNodeState *state)
 
 /*
  * Where each key's bits go in the words (layout), first key highest, the
- * total in *bits: the keys with bits, up to SORT_NODE_MAX_BITS (the key
- * that crosses it keeps its leading bits).  Returns the first key that the
- * words do not order exactly (the tie pass's first), or nkeys for none.
+ * total in *bits: the keys with bits, up to max_bits (the key that crosses
+ * it keeps its leading bits).  Returns the first key that the words do not
+ * order exactly (the tie pass's first), or nkeys for none.  A key's field
+ * is its bits and, where it has NULLs, a NULL bit; with prefix (a LIMIT's
+ * pruning, prefix_layout), a NULL bit always, as rows read later may bring
+ * the first NULL, and the keys end before one whose bits are not trusted
+ * (strxfrm's).
  */
 static int
-pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
+layout_keys(SortNodeState *state, PackLayout *layout, int *bits, int max_bits, bool prefix)
 {
 	int			first_inexact = state->nkeys;
 	int			total = 0;
@@ -2779,14 +2765,20 @@ pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
 	layout->nkeys = 0;
 	for (int k = 0; k < state->nvalued; k++)
 	{
-		int			field = state->keys[k].bits.width + (state->nulls[k] ? 1 : 0);
+		SortKeyBits *kb = &state->keys[k].bits;
+		int			field = kb->width + (prefix || state->nulls[k] ? 1 : 0);
 
-		if (total == SORT_NODE_MAX_BITS)
+		if (prefix && (kb->kind == SORT_KEY_NONE || kb->kind == SORT_KEY_STRXFRM))
 		{
 			first_inexact = k;
 			break;
 		}
-		layout->drop[k] = Max(total + field - SORT_NODE_MAX_BITS, 0);
+		if (total == max_bits)
+		{
+			first_inexact = k;
+			break;
+		}
+		layout->drop[k] = Max(total + field - max_bits, 0);
 		total += field - layout->drop[k];
 		layout->nkeys = k + 1;
 		/*
@@ -2794,14 +2786,9 @@ pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
 		 * ordered by the tie pass (packing them after strings that are whole
 		 * in some rows only gave TPC-H's Q16 groups split in two)
 		 */
-		if (state->keys[k].bits.kind == SORT_KEY_BYTES)
+		if (kb->kind == SORT_KEY_BYTES || layout->drop[k] > 0 || !kb->exact)
 		{
-			first_inexact = Min(first_inexact, k);
-			break;
-		}
-		if (layout->drop[k] > 0 || !state->keys[k].bits.exact)
-		{
-			first_inexact = Min(first_inexact, k);
+			first_inexact = k;
 			break;
 		}
 	}
@@ -2811,10 +2798,17 @@ pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
 	for (int k = layout->nkeys - 1, at = 0; k >= 0; k--)
 	{
 		layout->shift[k] = at;
-		at += state->keys[k].bits.width + (state->nulls[k] ? 1 : 0) - layout->drop[k];
+		at += state->keys[k].bits.width + (prefix || state->nulls[k] ? 1 : 0) - layout->drop[k];
 	}
 	*bits = total;
 	return first_inexact;
+}
+
+/* The main sort's layout (layout_keys): up to SORT_NODE_MAX_BITS. */
+static int
+pack_layout(SortNodeState *state, PackLayout *layout, int *bits)
+{
+	return layout_keys(state, layout, bits, SORT_NODE_MAX_BITS, false);
 }
 
 /*
