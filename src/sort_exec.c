@@ -94,6 +94,28 @@ typedef struct SortKeyInfo
 } SortKeyInfo;
 
 /*
+ * A key's strings read whose words wait for their transformation: under an
+ * ICU collation or a libc collation other than C, read_input copies each
+ * row's string here and transforms a batch at a time on several threads
+ * (sort_key_xfrm_words), then writes the words into the rows' values.
+ */
+typedef struct XfrmBatch
+{
+	int64		n;
+	uint32	   *row;			/* each string's row */
+	uint64	   *offset;			/* its place in data, a NUL after it */
+	uint32	   *len;
+	uint64	   *words;
+	char	   *data;
+	Size		size;
+	Size		room;
+} XfrmBatch;
+
+/* A batch's strings and bytes, transformed when either is reached. */
+#define XFRM_BATCH_ROWS 65536
+#define XFRM_BATCH_BYTES ((Size) 8 * 1024 * 1024)
+
+/*
  * Where each key's bits go in a row's word: keys 0 to nkeys - 1, key k's
  * field (its value and NULL bit) shifted right by drop[k] (the bits past
  * SORT_NODE_MAX_BITS) and then left by shift[k].
@@ -217,6 +239,8 @@ typedef struct SortNodeState
 								 * first; a row's bits of the later keys count
 								 * only where its string is whole */
 	uint32	   *perm;			/* the sorted order */
+	struct XfrmBatch **batches; /* per key: strings read whose words wait
+								 * for their transformation (NULL: none) */
 	int64		mem_used;
 	int64		current;		/* the next row to return going forward */
 	bool		eof_reached;
@@ -668,6 +692,7 @@ reset_sort(SortNodeState *state)
 	state->values = NULL;
 	state->nulls = NULL;
 	state->partial = NULL;
+	state->batches = NULL;
 	state->perm = NULL;
 	state->win_diff = NULL;
 	state->win_started = false;
@@ -835,6 +860,7 @@ switch_to_tuplesort(SortNodeState *state)
 	state->values = NULL;
 	state->nulls = NULL;
 	state->partial = NULL;
+	state->batches = NULL;
 	state->ntuples = 0;
 	state->capacity = 0;
 }
@@ -1256,6 +1282,108 @@ reset_conversions(SortNodeState *state, int64 row)
 		MemoryContextReset(state->convert_context);
 }
 
+/*
+ * Whether key k's words wait for batches of their strings: a collation's
+ * transformation that may run on several threads, where the rows are not
+ * pruned as they are read (which needs each row's word at once).
+ */
+static bool
+batched_key(SortNodeState *state, int k)
+{
+	SortKeyInfo *key = &state->keys[k];
+
+	return !state->pruning && key->xfrm != NULL &&
+		(key->bits.kind == SORT_KEY_STRXFRM ||
+		 (key->bits.kind == SORT_KEY_ABBREV_UNSIGNED && key->bits.byte_string)) &&
+		sort_key_xfrm_threaded(key->xfrm);
+}
+
+/* Copies row's string of key k into its batch. */
+static void
+batch_string(SortNodeState *state, int k, const char *p, size_t len, int64 row)
+{
+	XfrmBatch  *b = state->batches[k];
+
+	if (b == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
+
+		b = palloc0(sizeof(XfrmBatch));
+		b->row = palloc(sizeof(uint32) * XFRM_BATCH_ROWS);
+		b->offset = palloc(sizeof(uint64) * XFRM_BATCH_ROWS);
+		b->len = palloc(sizeof(uint32) * XFRM_BATCH_ROWS);
+		b->words = palloc(sizeof(uint64) * XFRM_BATCH_ROWS);
+		b->room = XFRM_BATCH_BYTES;
+		b->data = MemoryContextAllocHuge(state->tuple_context, b->room);
+		state->batches[k] = b;
+		MemoryContextSwitchTo(old);
+	}
+	if (len >= PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a sort key string of %zu bytes is too long for gpusort", len)));
+	if (b->size + len + 1 > b->room)
+	{
+		b->room = Max(b->room * 2, b->size + len + 1);
+		b->data = repalloc_huge(b->data, b->room);
+	}
+	memcpy(b->data + b->size, p, len);
+	b->data[b->size + len] = '\0';
+	b->row[b->n] = (uint32) row;
+	b->offset[b->n] = b->size;
+	b->len[b->n] = (uint32) len;
+	b->size += len + 1;
+	b->n++;
+}
+
+/* Transforms the strings batched so far and writes their rows' words. */
+static void
+flush_batches(SortNodeState *state)
+{
+	for (int k = 0; state->batches && k < state->nvalued; k++)
+	{
+		XfrmBatch  *b = state->batches[k];
+		SortKeyInfo *key = &state->keys[k];
+
+		if (b == NULL || b->n == 0)
+			continue;
+		sort_key_xfrm_words(key->xfrm, b->data, b->offset, b->len, b->n, b->words);
+		for (int64 i = 0; i < b->n; i++)
+		{
+			uint64		v = b->words[i];
+
+#ifdef GS_INJECTION_POINTS
+			if (key->invert_xfrm)
+				v = ~v;
+#endif
+			state->values[k][b->row[i]] = key->descending ? ~v : v;
+		}
+		b->n = 0;
+		b->size = 0;
+		/* a batch grown past its bytes by long strings starts again */
+		if (b->room > XFRM_BATCH_BYTES)
+		{
+			pfree(b->data);
+			b->room = XFRM_BATCH_BYTES;
+			b->data = MemoryContextAllocHuge(state->tuple_context, b->room);
+		}
+	}
+}
+
+/* Whether a batch is full. */
+static inline bool
+batches_full(SortNodeState *state)
+{
+	for (int k = 0; k < state->nvalued; k++)
+	{
+		XfrmBatch  *b = state->batches[k];
+
+		if (b && (b->n == XFRM_BATCH_ROWS || b->size >= XFRM_BATCH_BYTES))
+			return true;
+	}
+	return false;
+}
+
 /* Reads the child: into memory, or into a tuplesort once past work_mem. */
 static void
 read_input(SortNodeState *state)
@@ -1263,6 +1391,17 @@ read_input(SortNodeState *state)
 	PlanState  *child = outerPlanState(state);
 	int64		limit = (int64) work_mem * 1024;
 	bool		timing = (state->css.ss.ps.instrument != NULL);
+	bool		batching = false;
+	bool		batched[SORT_NODE_MAX_BITS];
+
+	for (int k = 0; k < state->nvalued; k++)
+	{
+		batched[k] = batched_key(state, k);
+		batching = batching || batched[k];
+	}
+	if (batching && state->batches == NULL)
+		state->batches = MemoryContextAllocZero(state->tuple_context,
+												sizeof(XfrmBatch *) * state->nvalued);
 
 	for (;;)
 	{
@@ -1327,6 +1466,18 @@ read_input(SortNodeState *state)
 					}
 					state->values[k][state->ntuples] = key->descending ? ~v & WIDTH_MASK(key->bits.width) : v;
 				}
+				else if (batching && batched[k] && state->batches)
+				{
+					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
+					size_t		len;
+					const char *p;
+
+					reset_conversions(state, state->rows_in);
+					p = sort_key_xfrm_string(key->xfrm, value, &len);
+					batch_string(state, k, p, len, state->ntuples);
+					MemoryContextSwitchTo(old);
+					state->values[k][state->ntuples] = 0;
+				}
 				else if (key->bits.kind >= SORT_KEY_ABBREV_UNSIGNED)
 				{
 					/* a conversion may detoast or allocate: a context reset now and then */
@@ -1381,6 +1532,8 @@ read_input(SortNodeState *state)
 			state->tuples[state->ntuples++] = tuple;
 			state->mem_used += GetMemoryChunkSpace(tuple);
 		}
+		if (batching && state->batches && batches_full(state))
+			flush_batches(state);
 		if (state->pruning && state->ntuples >= state->prune_at && !prune_rows(state))
 		{
 			/* the rows so far and the rest go to a tuplesort's bounded heap */
@@ -1398,6 +1551,22 @@ read_input(SortNodeState *state)
 		}
 		if (state->mem_used > limit || state->ntuples == (int64) PG_UINT32_MAX)
 			switch_to_tuplesort(state);
+	}
+	if (batching && state->batches && state->tuplesort == NULL)
+	{
+		instr_time	start;
+
+		if (timing)
+			INSTR_TIME_SET_CURRENT(start);
+		flush_batches(state);
+		if (timing)
+		{
+			instr_time	now;
+
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, start);
+			state->extract_ms += INSTR_TIME_GET_MILLISEC(now);
+		}
 	}
 }
 
@@ -2101,6 +2270,101 @@ byte_window(const unsigned char *bytes, uint64 len, uint64 at, int width)
 	return w;
 }
 
+/* Fewer tied rows than this are transformed on the backend's thread alone. */
+#define SORT_NODE_THREADED_XFRM_MIN 4096
+
+/*
+ * gather_byte_strings's work where the key's transformation may run on
+ * several threads (sort_key_xfrm_threaded): the strings copied, then
+ * transformed at once.  NULL where the copies and the arena would take more
+ * than limit bytes.
+ */
+static unsigned char *
+gather_byte_strings_threaded(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
+							 int64 m, uint32 *rows, RowBytes *bytes, int64 limit)
+{
+	Size		size = 0;
+	Size		room;
+	int64		j = 0;
+	MemoryContext old;
+	char	   *data;
+	uint64	   *offset;
+	uint32	   *len;
+	uint64	   *out_offset;
+	uint64	   *out_len;
+	char	   *arena = NULL;
+
+	/* the strings' places in and out, then the strings and their transformations */
+	limit -= m * (3 * sizeof(uint64) + sizeof(uint32));
+	if (limit < 2 * m)
+		return NULL;
+	room = Min(1024 * 1024, limit);
+	data = MemoryContextAllocHuge(state->tuple_context, room);
+	offset = MemoryContextAllocHuge(state->tuple_context, sizeof(uint64) * m);
+	len = MemoryContextAllocHuge(state->tuple_context, sizeof(uint32) * m);
+	out_offset = MemoryContextAllocHuge(state->tuple_context, sizeof(uint64) * m);
+	out_len = MemoryContextAllocHuge(state->tuple_context, sizeof(uint64) * m);
+	old = MemoryContextSwitchTo(state->convert_context);
+	for (int64 r = 0; r < runs->nruns && limit > 0; r++)
+	{
+		for (int64 i = 0; i < runs->len[r]; i++, j++)
+		{
+			uint32		row = state->perm[runs->start[r] + i];
+			Datum		value;
+			bool		isnull;
+			const char *p;
+			size_t		n;
+
+			reset_conversions(state, j);
+			if ((j & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			/* a string key is not columnar: the tuple's value */
+			ExecStoreMinimalTuple(state->tuples[row], state->sorted_slot, false);
+			value = slot_getattr(state->sorted_slot, key->column, &isnull);
+			Assert(!isnull);
+			p = sort_key_xfrm_string(key->xfrm, value, &n);
+			if (size + n + 1 > room)
+			{
+				if ((int64) (size + n + 1) > limit || n >= PG_UINT32_MAX)
+				{
+					limit = 0;
+					break;
+				}
+				room = Min(Max(room * 2, size + n + 1), (Size) limit);
+				data = repalloc_huge(data, room);
+			}
+			memcpy(data + size, p, n);
+			data[size + n] = '\0';
+			rows[j] = row;
+			offset[j] = size;
+			len[j] = (uint32) n;
+			size += n + 1;
+		}
+	}
+	MemoryContextReset(state->convert_context);
+	ExecClearTuple(state->sorted_slot);
+	MemoryContextSwitchTo(state->tuple_context);
+	if (limit > 0 && (int64) size < limit)
+	{
+		Size		arena_size;
+
+		arena = sort_key_xfrm_strings(key->xfrm, data, offset, len, m, out_offset, out_len,
+									  (Size) (limit - size), &arena_size);
+		for (int64 i = 0; arena != NULL && i < m; i++)
+		{
+			bytes[i].offset = out_offset[i];
+			bytes[i].len = out_len[i];
+		}
+	}
+	MemoryContextSwitchTo(old);
+	pfree(data);
+	pfree(offset);
+	pfree(len);
+	pfree(out_offset);
+	pfree(out_len);
+	return (unsigned char *) arena;
+}
+
 /*
  * The byte strings of the rows of runs (sort_key_xfrm_bytes: the string, or
  * its strxfrm or ICU sort key) copied into one arena, each row's place in
@@ -2112,10 +2376,23 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
 					uint32 *rows, RowBytes *bytes, int64 limit)
 {
 	Size		size = 0;
-	Size		room = Min(1024 * 1024, limit);
-	unsigned char *arena = MemoryContextAllocHuge(state->tuple_context, room);
+	Size		room;
+	unsigned char *arena;
 	int64		j = 0;
-	MemoryContext old = MemoryContextSwitchTo(state->convert_context);
+	int64		m = 0;
+	MemoryContext old;
+
+	for (int64 r = 0; r < runs->nruns; r++)
+		m += runs->len[r];
+	if (m >= SORT_NODE_THREADED_XFRM_MIN && sort_key_xfrm_threaded(key->xfrm))
+	{
+		arena = gather_byte_strings_threaded(state, key, runs, m, rows, bytes, limit);
+		if (arena != NULL)
+			return arena;
+	}
+	room = Min(1024 * 1024, limit);
+	arena = MemoryContextAllocHuge(state->tuple_context, room);
+	old = MemoryContextSwitchTo(state->convert_context);
 
 	for (int64 r = 0; r < runs->nruns; r++)
 	{

@@ -31,6 +31,9 @@
  */
 #include "postgres.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include "access/nbtree.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_opclass.h"
@@ -45,6 +48,12 @@
 #include "utils/pg_locale.h"
 #include "utils/sortsupport.h"
 #include "utils/timestamp.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#ifdef USE_ICU
+#include <unicode/uiter.h>
+#include <unicode/ustring.h>
+#endif
 
 #include "keys.h"
 #include "sort_node.h"
@@ -686,4 +695,380 @@ sort_key_xfrm_bytes(SortKeyXfrm *x, Datum value, size_t *len, size_t max)
 		return NULL;
 	*len = transform_string(x, p, *len);
 	return x->dst;
+}
+
+/*
+ * The string of a value as the transformations read it (name's to its NUL,
+ * bpchar's without its trailing spaces): valid while the value is and the
+ * current memory context, where it may be detoasted, lives.
+ */
+const char *
+sort_key_xfrm_string(SortKeyXfrm *x, Datum value, size_t *len)
+{
+	return string_of(x, value, len);
+}
+
+/* ----------------------------------------------------------------
+ * Strings' transformations on several threads
+ *
+ * A collation's transformation of a string (an ICU sort key, strxfrm) costs
+ * from a few hundred nanoseconds to some microseconds, most of what a sort
+ * of strings under ICU or a libc collation other than C costs the node.
+ * The node makes them in batches: the backend copies the strings into one
+ * buffer, and up to gpusort.key_threads threads, the backend's own among
+ * them, transform a share each.  The other threads call ICU or the C
+ * library and nothing else: every buffer they write is allocated before
+ * they start, nothing is reported until they have been joined, and they
+ * start with every signal blocked, so that the backend's signal handlers
+ * run on its own thread only.  A string whose transformation does not fit
+ * its room is done again afterwards by the backend, as a single thread
+ * would.  An ICU collation's strings go to threads only in a UTF-8 database,
+ * where ICU reads them without PostgreSQL's converter; a libc collation's
+ * use strxfrm_l with the collation's locale_t, or strxfrm with the
+ * process's own locale where the collation has none (the database's
+ * default before PostgreSQL 18).
+ * ---------------------------------------------------------------- */
+
+/* gpusort.key_threads (sort_plan.c registers it) */
+int			gpusort_key_threads = 4;
+
+/* Fewer strings than this a thread are not worth one. */
+#define XFRM_THREAD_MIN_STRINGS 2048
+
+/* Strings between two checks for interrupts. */
+#define XFRM_SLICE ((int64) 1 << 18)
+
+/* strxfrm's output for a word: a transformation longer than this is done again. */
+#define XFRM_WORD_BUFFER 1024
+
+typedef struct XfrmShare
+{
+	const SortKeyXfrm *x;
+	const char *data;			/* the strings, each followed by a NUL */
+	const uint64 *offset;
+	const uint32 *len;
+	int64		lo;				/* this share: strings [lo, hi) */
+	int64		hi;
+	uint64	   *words;			/* words: the first 8 bytes, big-endian */
+	char	   *arena;			/* else whole: into arena[base, base + room) */
+	uint64		base;
+	uint64		room;
+	uint64	   *out_offset;
+	uint64	   *out_len;
+	char	   *buf;			/* strxfrm's output, or the UTF-16 string */
+	size_t		buf_size;
+	bool	   *redo;			/* strings the backend does again */
+	int			status;			/* ICU's UErrorCode where it failed, else 0 */
+	pthread_t	thread;
+} XfrmShare;
+
+/* Whether x's transformation may run on other threads than the backend's. */
+bool
+sort_key_xfrm_threaded(const SortKeyXfrm *x)
+{
+	if (!x->transform || gpusort_key_threads < 2)
+		return false;
+#ifdef USE_ICU
+	if (x->locale && x->locale->provider == COLLPROVIDER_ICU)
+		return GetDatabaseEncoding() == PG_UTF8;
+#endif
+	return x->locale == NULL || x->locale->provider == COLLPROVIDER_LIBC;
+}
+
+/*
+ * String i's transformation into dst (size bytes): its length, which is
+ * size or more where it did not fit (dst's contents then undefined).  No
+ * PostgreSQL function: this runs on the share's thread.
+ */
+static size_t
+xfrm_one(XfrmShare *s, int64 i, char *dst, size_t size)
+{
+	const char *src = s->data + s->offset[i];
+	const SortKeyXfrm *x = s->x;
+
+#ifdef USE_ICU
+	if (x->locale && x->locale->provider == COLLPROVIDER_ICU)
+	{
+		UErrorCode	status = U_ZERO_ERROR;
+		int32_t		ulen;
+		int32_t		need;
+
+		u_strFromUTF8((UChar *) s->buf, (int32_t) (s->buf_size / sizeof(UChar)), &ulen,
+					  src, (int32_t) s->len[i], &status);
+		if (U_FAILURE(status))
+		{
+			s->status = (int) status;
+			return 0;
+		}
+		/* the length counts the terminating NUL, which is left out */
+		need = ucol_getSortKey(x->locale->info.icu.ucol, (const UChar *) s->buf, ulen,
+							   (uint8_t *) dst, (int32_t) Min(size, PG_INT32_MAX));
+		return need > 0 ? (size_t) need - 1 : size;
+	}
+#endif
+	if (x->locale)
+		return strxfrm_l(dst, src, size, x->locale->info.lt);
+	return strxfrm(dst, src, size);
+}
+
+static void *
+xfrm_share_main(void *arg)
+{
+	XfrmShare  *s = (XfrmShare *) arg;
+	uint64		used = 0;
+
+	for (int64 i = s->lo; i < s->hi && s->status == 0; i++)
+	{
+		if (s->words)
+		{
+			unsigned char bytes[8];
+			size_t		n;
+			uint64		word = 0;
+
+#ifdef USE_ICU
+			if (s->x->locale && s->x->locale->provider == COLLPROVIDER_ICU)
+			{
+				UCharIterator iter;
+				uint32_t	state[2] = {0, 0};
+				UErrorCode	status = U_ZERO_ERROR;
+
+				uiter_setUTF8(&iter, s->data + s->offset[i], (int32_t) s->len[i]);
+				n = (size_t) ucol_nextSortKeyPart(s->x->locale->info.icu.ucol, &iter, state,
+												  bytes, (int32_t) sizeof(bytes), &status);
+				if (U_FAILURE(status))
+				{
+					s->status = (int) status;
+					break;
+				}
+			}
+			else
+#endif
+			{
+				n = xfrm_one(s, i, s->buf, s->buf_size);
+				if (n >= s->buf_size)
+				{
+					s->redo[i] = true;
+					continue;
+				}
+				memcpy(bytes, s->buf, Min(n, sizeof(bytes)));
+			}
+			for (size_t b = 0; b < sizeof(bytes); b++)
+				word = (word << 8) | (b < n ? bytes[b] : 0);
+			s->words[i] = word;
+		}
+		else
+		{
+			size_t		n = xfrm_one(s, i, s->arena + s->base + used, s->room - used);
+
+			if (s->status != 0)
+				break;
+			if (n >= s->room - used)
+				s->redo[i] = true;
+			else
+			{
+				s->out_offset[i] = s->base + used;
+				s->out_len[i] = n;
+				used += n;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Runs shares[0..n) to their ends: shares 1 on on threads of their own,
+ * share 0 (and any whose thread would not start) on the backend's.
+ */
+static void
+run_xfrm_shares(XfrmShare *shares, int n)
+{
+	sigset_t	all;
+	sigset_t	old;
+	bool	   *started = palloc0(sizeof(bool) * n);
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int t = 1; t < n; t++)
+		started[t] = pthread_create(&shares[t].thread, NULL, xfrm_share_main, &shares[t]) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xfrm_share_main(&shares[0]);
+	for (int t = 1; t < n; t++)
+	{
+		if (started[t])
+			pthread_join(shares[t].thread, NULL);
+		else
+			xfrm_share_main(&shares[t]);
+	}
+	pfree(started);
+	for (int t = 0; t < n; t++)
+	{
+#ifdef USE_ICU
+		if (shares[t].status != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("sort key generation failed: %s",
+							u_errorName((UErrorCode) shares[t].status))));
+#endif
+		Assert(shares[t].status == 0);
+	}
+}
+
+/*
+ * The shares of strings [lo, hi) with their buffers: as many as
+ * gpusort.key_threads and the strings allow.
+ */
+static XfrmShare *
+plan_xfrm_shares(const SortKeyXfrm *x, const char *data, const uint64 *offset,
+				 const uint32 *len, int64 lo, int64 hi, bool *redo, int *nshares)
+{
+	int64		n = hi - lo;
+	int			threads = (int) Min((int64) gpusort_key_threads,
+									Max(n / XFRM_THREAD_MIN_STRINGS, 1));
+	XfrmShare  *shares = palloc0(sizeof(XfrmShare) * threads);
+
+	for (int t = 0; t < threads; t++)
+	{
+		XfrmShare  *s = &shares[t];
+		uint32		longest = 0;
+
+		s->x = x;
+		s->data = data;
+		s->offset = offset;
+		s->len = len;
+		s->lo = lo + n * t / threads;
+		s->hi = lo + n * (t + 1) / threads;
+		s->redo = redo;
+		for (int64 i = s->lo; i < s->hi; i++)
+			longest = Max(longest, len[i]);
+		/* UTF-16 takes at most one unit per UTF-8 byte, and a NUL */
+		s->buf_size = Max(XFRM_WORD_BUFFER, ((Size) longest + 1) * sizeof(uint16));
+		s->buf = MemoryContextAllocHuge(CurrentMemoryContext, s->buf_size);
+	}
+	*nshares = threads;
+	return shares;
+}
+
+static void
+free_xfrm_shares(XfrmShare *shares, int n)
+{
+	for (int t = 0; t < n; t++)
+		pfree(shares[t].buf);
+	pfree(shares);
+}
+
+/*
+ * words[i]: the first 8 bytes of the transformation of string i of n (at
+ * data + offset[i], len[i] bytes, a NUL after them), big-endian and zero
+ * padded, as sort_key_xfrm's, or under ICU as its abbreviated key's.
+ */
+void
+sort_key_xfrm_words(SortKeyXfrm *x, const char *data, const uint64 *offset,
+					const uint32 *len, int64 n, uint64 *words)
+{
+	bool	   *redo = palloc0(sizeof(bool) * Max(n, 1));
+
+	for (int64 lo = 0; lo < n; lo += XFRM_SLICE)
+	{
+		int			nshares;
+		XfrmShare  *shares = plan_xfrm_shares(x, data, offset, len, lo, Min(lo + XFRM_SLICE, n),
+											  redo, &nshares);
+
+		for (int t = 0; t < nshares; t++)
+			shares[t].words = words;
+		run_xfrm_shares(shares, nshares);
+		free_xfrm_shares(shares, nshares);
+		CHECK_FOR_INTERRUPTS();
+	}
+	for (int64 i = 0; i < n; i++)
+	{
+		size_t		m;
+		uint64		word = 0;
+
+		if (!redo[i])
+			continue;
+		m = transform_string(x, data + offset[i], len[i]);
+		for (int b = 0; b < 8; b++)
+			word = (word << 8) | (b < (int) m ? (uint8) x->dst[b] : 0);
+		words[i] = word;
+	}
+	pfree(redo);
+}
+
+/*
+ * The whole transformations of strings [0, n) (as sort_key_xfrm_words's),
+ * in one arena: string i's at out_offset[i], out_len[i] bytes.  *size: the
+ * arena's bytes.  NULL where the arena would take more than limit bytes.
+ */
+char *
+sort_key_xfrm_strings(SortKeyXfrm *x, const char *data, const uint64 *offset,
+					  const uint32 *len, int64 n, uint64 *out_offset, uint64 *out_len,
+					  Size limit, Size *size)
+{
+	bool	   *redo;
+	Size		total = 0;
+	Size		room;
+	char	   *arena;
+	bool		icu = false;
+
+#ifdef USE_ICU
+	icu = (x->locale && x->locale->provider == COLLPROVIDER_ICU);
+#endif
+	/* a string's room: twice its bytes under ICU, four times under strxfrm */
+	for (int64 i = 0; i < n; i++)
+		total += (Size) len[i] * (icu ? 2 : 4) + 16;
+	if (total > limit)
+		return NULL;
+	arena = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
+	redo = palloc0(sizeof(bool) * Max(n, 1));
+	total = 0;
+	for (int64 lo = 0; lo < n; lo += XFRM_SLICE)
+	{
+		int			nshares;
+		XfrmShare  *shares = plan_xfrm_shares(x, data, offset, len, lo, Min(lo + XFRM_SLICE, n),
+											  redo, &nshares);
+
+		for (int t = 0; t < nshares; t++)
+		{
+			XfrmShare  *s = &shares[t];
+
+			s->arena = arena;
+			s->out_offset = out_offset;
+			s->out_len = out_len;
+			s->base = total;
+			for (int64 i = s->lo; i < s->hi; i++)
+				s->room += (uint64) len[i] * (icu ? 2 : 4) + 16;
+			total += s->room;
+		}
+		run_xfrm_shares(shares, nshares);
+		free_xfrm_shares(shares, nshares);
+		CHECK_FOR_INTERRUPTS();
+	}
+	/* the strings that did not fit their share's room, after the rooms */
+	room = Max(total, 1);
+	for (int64 i = 0; i < n; i++)
+	{
+		size_t		m;
+
+		if (!redo[i])
+			continue;
+		m = transform_string(x, data + offset[i], len[i]);
+		if (total + m > limit)
+		{
+			pfree(arena);
+			pfree(redo);
+			return NULL;
+		}
+		if (total + m > room)
+		{
+			room = Min(Max(room * 2, total + m), limit);
+			arena = repalloc_huge(arena, room);
+		}
+		memcpy(arena + total, x->dst, m);
+		out_offset[i] = total;
+		out_len[i] = m;
+		total += m;
+	}
+	pfree(redo);
+	*size = total;
+	return arena;
 }

@@ -154,5 +154,19 @@ typedef struct SortKeyXfrm SortKeyXfrm;
 extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type, bool transform);
 extern uint64 sort_key_xfrm(SortKeyXfrm *xfrm, Datum value, bool *whole);
 extern const char *sort_key_xfrm_bytes(SortKeyXfrm *xfrm, Datum value, size_t *len, size_t max);
+extern const char *sort_key_xfrm_string(SortKeyXfrm *xfrm, Datum value, size_t *len);
+
+/*
+ * The same transformations of many strings at once, on up to
+ * gpusort.key_threads threads (sort_keys.c): the strings at data +
+ * offset[i], len[i] bytes each, a NUL after each.
+ */
+extern int	gpusort_key_threads;
+extern bool sort_key_xfrm_threaded(const SortKeyXfrm *xfrm);
+extern void sort_key_xfrm_words(SortKeyXfrm *xfrm, const char *data, const uint64 *offset,
+								const uint32 *len, int64 n, uint64 *words);
+extern char *sort_key_xfrm_strings(SortKeyXfrm *xfrm, const char *data, const uint64 *offset,
+								   const uint32 *len, int64 n, uint64 *out_offset,
+								   uint64 *out_len, Size limit, Size *size);
 
 #endif							/* GPUSORT_SORT_NODE_H */

@@ -1346,6 +1346,16 @@ gpusort_sort_node_init(void)
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpusort.key_threads",
+							"Sets how many threads of a backend transform a sort's strings under a collation.",
+							"The node's sorts of text under ICU collations and libc collations other "
+							"than C transform each string (an ICU sort key, strxfrm) on up to this many "
+							"threads, the backend's own among them; 1 keeps them on the backend's.",
+							&gpusort_key_threads,
+							4, 1, 64,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("gpusort.sort_node_min_rows",
 							"Sets the fewest rows for which gpusort's sort node takes a Sort's place.",
 							"Where the planner expects fewer rows, Sort stays (outside ORDER BY, "

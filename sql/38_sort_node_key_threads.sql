@@ -1,0 +1,102 @@
+--
+-- 38_sort_node_key_threads: the sort node's string transformations on
+-- several threads.  Under an ICU collation (in a UTF-8 database) and a libc
+-- collation other than C, the node transforms the strings it reads in
+-- batches, and the tied rows' whole strings in the tie pass, on up to
+-- gpusort.key_threads threads.  Each query's rows are compared with Sort's
+-- (ctid last for Sort: the node keeps peers in input order) at 1, 2, 4 and
+-- 64 threads: strings of a shared prefix, NULLs, duplicates, strings whose
+-- strxfrm is longer than a word's buffer (1,500 bytes), and strings whose
+-- ICU sort key is many times their bytes (U+FDFA expands to 18
+-- characters), which the backend transforms again after the threads.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS gpusort;
+RESET client_min_messages;
+-- node_check (include/helpers.sql): the node's rows against Sort's
+\set ECHO none
+\i sql/include/helpers.sql
+\set ECHO all
+SET gpusort.sort_node_min_rows = 0;
+SET work_mem = '64MB';
+SET max_parallel_workers_per_gather = 0;
+
+SELECT EXISTS (SELECT FROM pg_collation WHERE collname = 'und-x-icu') AS have_icu \gset
+\if :have_icu
+CREATE COLLATION kt_nd (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+\endif
+CREATE TEMP TABLE kt_collations AS
+SELECT quote_ident(collname) AS coll
+FROM pg_collation
+WHERE collname IN ('C.utf8', 'C.UTF-8', 'en_US.utf8', 'en_US.UTF-8', 'und-x-icu', 'kt_nd')
+  AND collencoding IN (-1, pg_char_to_encoding('UTF8'));
+
+-- 30,000 rows: a third share a 24-byte prefix, some are long, some are of
+-- U+FDFA, some NULL or empty; a few values in i
+SELECT setseed(0.38);
+CREATE TABLE kt (id int4, s text, i int4);
+INSERT INTO kt
+SELECT g,
+	   CASE WHEN g % 29 = 0 THEN NULL
+			WHEN g % 31 = 0 THEN ''
+			WHEN g % 97 = 0 THEN repeat('long-', 300) || (g % 50)::text
+			WHEN g % 89 = 0 THEN repeat(U&'\FDFA', 1 + g % 20) || (g % 7)::text
+			WHEN g % 3 = 0 THEN 'shared-prefix-0123456789' || substr(md5(g::text), 1, g % 9)
+			ELSE substr(md5(random()::text), 1, 1 + g % 17) || (ARRAY['', 'Ä', 'é', 'a', 'B'])[1 + g % 5]
+	   END,
+	   g % 4
+FROM generate_series(1, 30000) g;
+ANALYZE kt;
+
+CREATE FUNCTION kt_check(keys text, lim text DEFAULT '') RETURNS text LANGUAGE sql
+	RETURN node_check('SELECT * FROM kt ORDER BY ' || keys, ', ctid', lim);
+
+CREATE TEMP TABLE kt_queries (n int, keys text, lim text);
+INSERT INTO kt_queries VALUES
+	(1, 's COLLATE %s', ''),
+	(2, 's COLLATE %s DESC NULLS LAST', ''),
+	(3, 's COLLATE %s, i DESC', ''),
+	(4, 'i, s COLLATE %s DESC', ''),
+	(5, 's COLLATE %1$s, lower(s) COLLATE %1$s DESC, id', ''),
+	(6, 's COLLATE %s, id', ' LIMIT 5000');
+
+CREATE TEMP TABLE kt_results (threads int, n int, coll text, result text);
+SET gpusort.key_threads = 1;
+INSERT INTO kt_results SELECT 1, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
+FROM kt_queries q, kt_collations c;
+SET gpusort.key_threads = 2;
+INSERT INTO kt_results SELECT 2, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
+FROM kt_queries q, kt_collations c;
+SET gpusort.key_threads = 4;
+INSERT INTO kt_results SELECT 4, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
+FROM kt_queries q, kt_collations c;
+SET gpusort.key_threads = 64;
+INSERT INTO kt_results SELECT 64, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
+FROM kt_queries q, kt_collations c;
+RESET gpusort.key_threads;
+
+-- the collations checked: at least one where the server has ICU or C.utf8
+SELECT count(DISTINCT coll) >= 1 AS collations, count(*) FILTER (WHERE result = 'ok') > 0 AS some_ok
+FROM kt_results;
+
+-- every query under every collation and thread count: the node ran, and
+-- its rows are Sort's
+SELECT threads, n, coll, result FROM kt_results WHERE result <> 'ok' ORDER BY 1, 2, 3;
+
+-- the data has what the test is about: long strings, U+FDFA's, a long
+-- run of rows sharing their first 8 bytes
+SELECT count(*) FILTER (WHERE length(s) > 1024) > 100 AS long_strings,
+	   count(*) FILTER (WHERE s LIKE U&'\FDFA%') > 100 AS expanding,
+	   count(*) FILTER (WHERE s LIKE 'shared-prefix%') > 5000 AS shared
+FROM kt;
+
+-- the setting's bounds
+SET gpusort.key_threads = 0;
+SET gpusort.key_threads = 65;
+SHOW gpusort.key_threads;
+
+DROP FUNCTION kt_check(text, text);
+DROP TABLE kt;
+\if :have_icu
+DROP COLLATION kt_nd;
+\endif
