@@ -158,7 +158,8 @@ BEGIN
 	SET LOCAL gpusort.enable_sort = on;
 	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF l LIKE '%Sort Device:%' THEN
-			RETURN substring(l FROM 'Sort Device: (.*)$');
+			-- the node's own sort on either device, or tuplesort's
+			RETURN regexp_replace(substring(l FROM 'Sort Device: (.*)$'), '^(cpu|gpu [0-9]+)$', 'words');
 		END IF;
 	END LOOP;
 	RETURN 'not used';
