@@ -110,6 +110,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ $sf =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "tpch_bench.sh: --sf takes a number, not $sf" >&2; exit 2; }
+# one spelling per scale factor (1, 1.0 and 01 are SF 1): the cache's and the cluster's markers name it
+sf=$(echo "$sf" | sed -E 's/^0+([0-9])/\1/; s/(\.[0-9]*[1-9])0+$/\1/; s/\.0*$//')
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage
 
 # ------------------------------------------------------------ dbgen and the data
