@@ -90,6 +90,27 @@ SELECT count(*) FILTER (WHERE length(s) > 1024) > 100 AS long_strings,
 	   count(*) FILTER (WHERE s LIKE 'shared-prefix%') > 5000 AS shared
 FROM kt;
 
+-- EXPLAIN ANALYZE names the most threads that made a batch's keys: 4 at
+-- the default (30,000 strings), none at 1
+CREATE FUNCTION kt_threads(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+BEGIN
+	SET LOCAL gpusort.enable_sort = on;
+	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF l LIKE '%Sort Key Threads:%' THEN
+			RETURN substring(l FROM 'Sort Key Threads: (.*)$');
+		END IF;
+	END LOOP;
+	RETURN 'none';
+END $$;
+SELECT min(coll) AS kt_coll FROM kt_collations \gset
+SELECT kt_threads(format('SELECT * FROM kt ORDER BY s COLLATE %s', :'kt_coll')) AS default_threads;
+SET gpusort.key_threads = 1;
+SELECT kt_threads(format('SELECT * FROM kt ORDER BY s COLLATE %s', :'kt_coll')) AS one_thread;
+RESET gpusort.key_threads;
+DROP FUNCTION kt_threads(text);
+
 -- the setting's bounds
 SET gpusort.key_threads = 0;
 SET gpusort.key_threads = 65;

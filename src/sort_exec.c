@@ -139,6 +139,7 @@ typedef struct SortNodeFigures
 								 * tied too often to prune by */
 	int			device;			/* -1 the CPU */
 	int			key_bits;
+	int			key_threads;	/* the most threads that made the strings' keys */
 	int64		rows;			/* read from the input */
 	int64		bound;			/* the rows kept under a LIMIT, or -1 */
 	bool		bound_peers;	/* a run condition's: bound is a rank, the
@@ -327,6 +328,7 @@ typedef struct SortNodeState
 	/* for EXPLAIN ANALYZE */
 	int			device;			/* -1 the CPU */
 	int			key_bits;
+	int			key_threads;	/* the most threads a batch of strings' keys took */
 	double		extract_ms;
 	double		sort_ms;
 	double		emit_ms;
@@ -711,6 +713,7 @@ reset_sort(SortNodeState *state)
 	state->sort_done = false;
 	state->handed = false;
 	state->from_workers = 0;
+	state->key_threads = 0;
 	state->extract_ms = state->sort_ms = state->emit_ms = 0;
 }
 
@@ -1344,10 +1347,12 @@ flush_batches(SortNodeState *state)
 	{
 		XfrmBatch  *b = state->batches[k];
 		SortKeyInfo *key = &state->keys[k];
+		int			threads;
 
 		if (b == NULL || b->n == 0)
 			continue;
-		sort_key_xfrm_words(key->xfrm, b->data, b->offset, b->len, b->n, b->words);
+		threads = sort_key_xfrm_words(key->xfrm, b->data, b->offset, b->len, b->n, b->words);
+		state->key_threads = Max(state->key_threads, threads);
 		for (int64 i = 0; i < b->n; i++)
 		{
 			uint64		v = b->words[i];
@@ -2348,8 +2353,11 @@ gather_byte_strings_threaded(SortNodeState *state, SortKeyInfo *key, const RunLi
 	{
 		Size		arena_size;
 
+		int			threads = 0;
+
 		arena = sort_key_xfrm_strings(key->xfrm, data, offset, len, m, out_offset, out_len,
-									  (Size) (limit - size), &arena_size);
+									  (Size) (limit - size), &arena_size, &threads);
+		state->key_threads = Max(state->key_threads, threads);
 		for (int64 i = 0; arena != NULL && i < m; i++)
 		{
 			bytes[i].offset = out_offset[i];
@@ -4141,6 +4149,7 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 		tuplesort_get_stats(state->tuplesort, &f->tuplesort_stats);
 	f->device = state->device;
 	f->key_bits = state->key_bits;
+	f->key_threads = state->key_threads;
 	f->rows = state->rows_in;
 	f->bound = state->bound;
 	f->bound_peers = state->bound_peers;
@@ -4352,6 +4361,9 @@ explain_figures(const SortNodeFigures *f, ExplainState *es)
 		/* a worker that handed its rows to the leader packed no key */
 		if (!f->handed)
 			ExplainPropertyInteger("Sort Key Bits", NULL, f->key_bits, es);
+		/* the strings' keys made on threads of the backend (gpusort.key_threads) */
+		if (f->key_threads > 1)
+			ExplainPropertyInteger("Sort Key Threads", NULL, f->key_threads, es);
 		ExplainPropertyInteger("Sort Memory", "kB", (f->memory + 1023) / 1024, es);
 	}
 	if (es->timing)

@@ -960,12 +960,14 @@ free_xfrm_shares(XfrmShare *shares, int n)
  * words[i]: the first 8 bytes of the transformation of string i of n (at
  * data + offset[i], len[i] bytes, a NUL after them), big-endian and zero
  * padded, as sort_key_xfrm's, or under ICU as its abbreviated key's.
+ * Returns the most threads that took part.
  */
-void
+int
 sort_key_xfrm_words(SortKeyXfrm *x, const char *data, const uint64 *offset,
 					const uint32 *len, int64 n, uint64 *words)
 {
 	bool	   *redo = palloc0(sizeof(bool) * Max(n, 1));
+	int			most = 0;
 
 	for (int64 lo = 0; lo < n; lo += XFRM_SLICE)
 	{
@@ -975,6 +977,7 @@ sort_key_xfrm_words(SortKeyXfrm *x, const char *data, const uint64 *offset,
 
 		for (int t = 0; t < nshares; t++)
 			shares[t].words = words;
+		most = Max(most, nshares);
 		run_xfrm_shares(shares, nshares);
 		free_xfrm_shares(shares, nshares);
 		CHECK_FOR_INTERRUPTS();
@@ -992,17 +995,19 @@ sort_key_xfrm_words(SortKeyXfrm *x, const char *data, const uint64 *offset,
 		words[i] = word;
 	}
 	pfree(redo);
+	return most;
 }
 
 /*
  * The whole transformations of strings [0, n) (as sort_key_xfrm_words's),
  * in one arena: string i's at out_offset[i], out_len[i] bytes.  *size: the
- * arena's bytes.  NULL where the arena would take more than limit bytes.
+ * arena's bytes; *threads: the most threads that took part, if more than it
+ * was.  NULL where the arena would take more than limit bytes.
  */
 char *
 sort_key_xfrm_strings(SortKeyXfrm *x, const char *data, const uint64 *offset,
 					  const uint32 *len, int64 n, uint64 *out_offset, uint64 *out_len,
-					  Size limit, Size *size)
+					  Size limit, Size *size, int *threads)
 {
 	bool	   *redo;
 	Size		total = 0;
@@ -1039,6 +1044,7 @@ sort_key_xfrm_strings(SortKeyXfrm *x, const char *data, const uint64 *offset,
 				s->room += (uint64) len[i] * (icu ? 2 : 4) + 16;
 			total += s->room;
 		}
+		*threads = Max(*threads, nshares);
 		run_xfrm_shares(shares, nshares);
 		free_xfrm_shares(shares, nshares);
 		CHECK_FOR_INTERRUPTS();

@@ -163,10 +163,10 @@ extern const char *sort_key_xfrm_string(SortKeyXfrm *xfrm, Datum value, size_t *
  */
 extern int	gpusort_key_threads;
 extern bool sort_key_xfrm_threaded(const SortKeyXfrm *xfrm);
-extern void sort_key_xfrm_words(SortKeyXfrm *xfrm, const char *data, const uint64 *offset,
+extern int	sort_key_xfrm_words(SortKeyXfrm *xfrm, const char *data, const uint64 *offset,
 								const uint32 *len, int64 n, uint64 *words);
 extern char *sort_key_xfrm_strings(SortKeyXfrm *xfrm, const char *data, const uint64 *offset,
 								   const uint32 *len, int64 n, uint64 *out_offset,
-								   uint64 *out_len, Size limit, Size *size);
+								   uint64 *out_len, Size limit, Size *size, int *threads);
 
 #endif							/* GPUSORT_SORT_NODE_H */
