@@ -110,6 +110,22 @@ SET gpusort.key_threads = 1;
 SELECT kt_threads(format('SELECT * FROM kt ORDER BY s COLLATE %s', :'kt_coll')) AS one_thread;
 RESET gpusort.key_threads;
 DROP FUNCTION kt_threads(text);
+-- a batch of strings waiting for their transformation grows with the rows
+-- read and counts in work_mem: ten rows under work_mem = 64kB take no
+-- batch of megabytes (the node's context, its rows read, at a cursor's
+-- first row)
+SET work_mem = '64kB';
+SET gpusort.key_threads = 4;
+CREATE TEMP TABLE kt_small AS SELECT g AS id, md5(g::text) AS s FROM generate_series(1, 10) g;
+SELECT coll FROM kt_collations ORDER BY coll = '"und-x-icu"' DESC, coll LIMIT 1 \gset kt_
+BEGIN;
+DECLARE kt_cursor CURSOR FOR SELECT s FROM kt_small ORDER BY s COLLATE :kt_coll;
+FETCH 1 FROM kt_cursor \gset kt_first_
+SELECT count(*) = 1 AS node_context, sum(total_bytes) < 1024 * 1024 AS within_work_mem
+FROM pg_backend_memory_contexts WHERE name = 'gpusort sort node';
+COMMIT;
+RESET gpusort.key_threads;
+SET work_mem = '64MB';
 
 -- the setting's bounds
 SET gpusort.key_threads = 0;

@@ -102,6 +102,7 @@ typedef struct SortKeyInfo
 typedef struct XfrmBatch
 {
 	int64		n;
+	int64		capacity;		/* strings the arrays below hold */
 	uint32	   *row;			/* each string's row */
 	uint64	   *offset;			/* its place in data, a NUL after it */
 	uint32	   *len;
@@ -1301,7 +1302,14 @@ batched_key(SortNodeState *state, int k)
 		sort_key_xfrm_threaded(key->xfrm);
 }
 
-/* Copies row's string of key k into its batch. */
+/* Bytes of a batch's arrays per string. */
+#define XFRM_BATCH_ENTRY (2 * sizeof(uint32) + 2 * sizeof(uint64))
+
+/*
+ * Copies row's string of key k into its batch.  The batch grows with what
+ * it holds, up to a batch's strings and bytes (past them for a long
+ * string), and its memory counts in mem_used as the rows' does.
+ */
 static void
 batch_string(SortNodeState *state, int k, const char *p, size_t len, int64 row)
 {
@@ -1309,26 +1317,45 @@ batch_string(SortNodeState *state, int k, const char *p, size_t len, int64 row)
 
 	if (b == NULL)
 	{
-		MemoryContext old = MemoryContextSwitchTo(state->tuple_context);
-
-		b = palloc0(sizeof(XfrmBatch));
-		b->row = palloc(sizeof(uint32) * XFRM_BATCH_ROWS);
-		b->offset = palloc(sizeof(uint64) * XFRM_BATCH_ROWS);
-		b->len = palloc(sizeof(uint32) * XFRM_BATCH_ROWS);
-		b->words = palloc(sizeof(uint64) * XFRM_BATCH_ROWS);
-		b->room = XFRM_BATCH_BYTES;
-		b->data = MemoryContextAllocHuge(state->tuple_context, b->room);
+		b = MemoryContextAllocZero(state->tuple_context, sizeof(XfrmBatch));
 		state->batches[k] = b;
-		MemoryContextSwitchTo(old);
 	}
 	if (len >= PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a sort key string of %zu bytes is too long for gpusort", len)));
+	if (b->n == b->capacity)
+	{
+		int64		capacity = Min(Max(b->capacity * 2, 1024), XFRM_BATCH_ROWS);
+
+		if (b->capacity == 0)
+		{
+			b->row = MemoryContextAlloc(state->tuple_context, sizeof(uint32) * capacity);
+			b->offset = MemoryContextAlloc(state->tuple_context, sizeof(uint64) * capacity);
+			b->len = MemoryContextAlloc(state->tuple_context, sizeof(uint32) * capacity);
+			b->words = MemoryContextAlloc(state->tuple_context, sizeof(uint64) * capacity);
+		}
+		else
+		{
+			b->row = repalloc(b->row, sizeof(uint32) * capacity);
+			b->offset = repalloc(b->offset, sizeof(uint64) * capacity);
+			b->len = repalloc(b->len, sizeof(uint32) * capacity);
+			b->words = repalloc(b->words, sizeof(uint64) * capacity);
+		}
+		state->mem_used += (capacity - b->capacity) * XFRM_BATCH_ENTRY;
+		b->capacity = capacity;
+	}
 	if (b->size + len + 1 > b->room)
 	{
-		b->room = Max(b->room * 2, b->size + len + 1);
-		b->data = repalloc_huge(b->data, b->room);
+		Size		room = Max(Min(Max(b->room * 2, 64 * 1024), XFRM_BATCH_BYTES),
+							   b->size + len + 1);
+
+		if (b->data == NULL)
+			b->data = MemoryContextAllocHuge(state->tuple_context, room);
+		else
+			b->data = repalloc_huge(b->data, room);
+		state->mem_used += room - b->room;
+		b->room = room;
 	}
 	memcpy(b->data + b->size, p, len);
 	b->data[b->size + len] = '\0';
@@ -1337,6 +1364,32 @@ batch_string(SortNodeState *state, int k, const char *p, size_t len, int64 row)
 	b->len[b->n] = (uint32) len;
 	b->size += len + 1;
 	b->n++;
+}
+
+/* Frees the batches and takes their memory out of mem_used. */
+static void
+free_batches(SortNodeState *state)
+{
+	for (int k = 0; state->batches && k < state->nvalued; k++)
+	{
+		XfrmBatch  *b = state->batches[k];
+
+		if (b == NULL)
+			continue;
+		Assert(b->n == 0);
+		if (b->capacity > 0)
+		{
+			pfree(b->row);
+			pfree(b->offset);
+			pfree(b->len);
+			pfree(b->words);
+		}
+		if (b->data)
+			pfree(b->data);
+		state->mem_used -= b->capacity * XFRM_BATCH_ENTRY + b->room;
+		pfree(b);
+		state->batches[k] = NULL;
+	}
 }
 
 /* Transforms the strings batched so far and writes their rows' words. */
@@ -1369,8 +1422,9 @@ flush_batches(SortNodeState *state)
 		if (b->room > XFRM_BATCH_BYTES)
 		{
 			pfree(b->data);
-			b->room = XFRM_BATCH_BYTES;
-			b->data = MemoryContextAllocHuge(state->tuple_context, b->room);
+			b->data = NULL;
+			state->mem_used -= b->room;
+			b->room = 0;
 		}
 	}
 }
@@ -1564,6 +1618,7 @@ read_input(SortNodeState *state)
 		if (timing)
 			INSTR_TIME_SET_CURRENT(start);
 		flush_batches(state);
+		free_batches(state);
 		if (timing)
 		{
 			instr_time	now;
