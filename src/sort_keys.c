@@ -732,11 +732,16 @@ sort_key_xfrm_string(SortKeyXfrm *x, Datum value, size_t *len)
 /* gpusort.key_threads (sort_plan.c registers it) */
 int			gpusort_key_threads = 4;
 
-/* Fewer strings than this a thread are not worth one. */
+/* Fewer strings or bytes than these a thread are not worth one. */
 #define XFRM_THREAD_MIN_STRINGS 2048
+#define XFRM_THREAD_MIN_BYTES ((uint64) 256 * 1024)
 
-/* Strings between two checks for interrupts. */
+/*
+ * Strings, and bytes of strings, between two checks for interrupts: a
+ * slice ends at whichever comes first (or after its first string).
+ */
 #define XFRM_SLICE ((int64) 1 << 18)
+#define XFRM_SLICE_BYTES ((uint64) 16 * 1024 * 1024)
 
 /* strxfrm's output for a word: a transformation longer than this is done again. */
 #define XFRM_WORD_BUFFER 1024
@@ -913,18 +918,37 @@ run_xfrm_shares(XfrmShare *shares, int n)
 	}
 }
 
+/* Where the slice of strings that begins at lo ends (XFRM_SLICE). */
+static int64
+xfrm_slice_end(const uint32 *len, int64 lo, int64 n)
+{
+	int64		hi = lo;
+	uint64		bytes = 0;
+
+	while (hi < n && hi - lo < XFRM_SLICE && (hi == lo || bytes < XFRM_SLICE_BYTES))
+		bytes += len[hi++];
+	return hi;
+}
+
 /*
  * The shares of strings [lo, hi) with their buffers: as many as
- * gpusort.key_threads and the strings allow.
+ * gpusort.key_threads and the strings (their number or their bytes) allow.
  */
 static XfrmShare *
 plan_xfrm_shares(const SortKeyXfrm *x, const char *data, const uint64 *offset,
 				 const uint32 *len, int64 lo, int64 hi, bool *redo, int *nshares)
 {
 	int64		n = hi - lo;
-	int			threads = (int) Min((int64) gpusort_key_threads,
-									Max(n / XFRM_THREAD_MIN_STRINGS, 1));
-	XfrmShare  *shares = palloc0(sizeof(XfrmShare) * threads);
+	uint64		bytes = 0;
+	int			threads;
+	XfrmShare  *shares;
+
+	for (int64 i = lo; i < hi; i++)
+		bytes += len[i];
+	threads = (int) Min(Min((int64) gpusort_key_threads, Max(n, 1)),
+						Max(Max(n / XFRM_THREAD_MIN_STRINGS,
+								(int64) (bytes / XFRM_THREAD_MIN_BYTES)), 1));
+	shares = palloc0(sizeof(XfrmShare) * threads);
 
 	for (int t = 0; t < threads; t++)
 	{
@@ -969,11 +993,13 @@ sort_key_xfrm_words(SortKeyXfrm *x, const char *data, const uint64 *offset,
 	bool	   *redo = palloc0(sizeof(bool) * Max(n, 1));
 	int			most = 0;
 
-	for (int64 lo = 0; lo < n; lo += XFRM_SLICE)
+	for (int64 lo = 0, hi; lo < n; lo = hi)
 	{
 		int			nshares;
-		XfrmShare  *shares = plan_xfrm_shares(x, data, offset, len, lo, Min(lo + XFRM_SLICE, n),
-											  redo, &nshares);
+		XfrmShare  *shares;
+
+		hi = xfrm_slice_end(len, lo, n);
+		shares = plan_xfrm_shares(x, data, offset, len, lo, hi, redo, &nshares);
 
 		for (int t = 0; t < nshares; t++)
 			shares[t].words = words;
@@ -1026,11 +1052,13 @@ sort_key_xfrm_strings(SortKeyXfrm *x, const char *data, const uint64 *offset,
 	arena = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
 	redo = palloc0(sizeof(bool) * Max(n, 1));
 	total = 0;
-	for (int64 lo = 0; lo < n; lo += XFRM_SLICE)
+	for (int64 lo = 0, hi; lo < n; lo = hi)
 	{
 		int			nshares;
-		XfrmShare  *shares = plan_xfrm_shares(x, data, offset, len, lo, Min(lo + XFRM_SLICE, n),
-											  redo, &nshares);
+		XfrmShare  *shares;
+
+		hi = xfrm_slice_end(len, lo, n);
+		shares = plan_xfrm_shares(x, data, offset, len, lo, hi, redo, &nshares);
 
 		for (int t = 0; t < nshares; t++)
 		{
