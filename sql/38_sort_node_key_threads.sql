@@ -127,6 +127,15 @@ COMMIT;
 RESET gpusort.key_threads;
 SET work_mem = '64MB';
 
+-- more keys with bits than SORT_NODE_MAX_BITS (every leading key with bits
+-- is valued, 200 booleans here): read_input's keys' batching flags
+SET gpusort.key_threads = 4;
+CREATE TEMP TABLE kt_wide AS SELECT g FROM generate_series(1, 100) g;
+SELECT node_check('SELECT g FROM kt_wide ORDER BY ' ||
+				  (SELECT string_agg(format('(g %% %s = 0)', k), ', ') FROM generate_series(2, 201) k),
+				  ', g') AS wide;
+RESET gpusort.key_threads;
+
 -- the setting's bounds
 SET gpusort.key_threads = 0;
 SET gpusort.key_threads = 65;

@@ -88,6 +88,7 @@ typedef struct SortKeyInfo
 	SortSupportData abbrev;		/* an abbreviated key's conversion */
 	SortSupportData full;		/* PostgreSQL's comparator, for the tie pass */
 	SortKeyXfrm *xfrm;			/* a byte string's conversion (bits.byte_string) */
+	bool		batched;		/* read_input batches its strings (batched_key) */
 #ifdef GS_INJECTION_POINTS
 	bool		invert_xfrm;	/* tests: its bits inverted, an order the check refutes */
 #endif
@@ -1451,12 +1452,11 @@ read_input(SortNodeState *state)
 	int64		limit = (int64) work_mem * 1024;
 	bool		timing = (state->css.ss.ps.instrument != NULL);
 	bool		batching = false;
-	bool		batched[SORT_NODE_MAX_BITS];
 
 	for (int k = 0; k < state->nvalued; k++)
 	{
-		batched[k] = batched_key(state, k);
-		batching = batching || batched[k];
+		state->keys[k].batched = batched_key(state, k);
+		batching = batching || state->keys[k].batched;
 	}
 	if (batching && state->batches == NULL)
 		state->batches = MemoryContextAllocZero(state->tuple_context,
@@ -1525,7 +1525,7 @@ read_input(SortNodeState *state)
 					}
 					state->values[k][state->ntuples] = key->descending ? ~v & WIDTH_MASK(key->bits.width) : v;
 				}
-				else if (batching && batched[k] && state->batches)
+				else if (batching && key->batched && state->batches)
 				{
 					MemoryContext old = MemoryContextSwitchTo(state->convert_context);
 					size_t		len;
