@@ -33,6 +33,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "access/nbtree.h"
 #include "catalog/pg_collation.h"
@@ -40,6 +41,8 @@
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "datatype/timestamp.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/date.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
@@ -48,8 +51,6 @@
 #include "utils/pg_locale.h"
 #include "utils/sortsupport.h"
 #include "utils/timestamp.h"
-#include "mb/pg_wchar.h"
-#include "miscadmin.h"
 #ifdef USE_ICU
 #include <unicode/uiter.h>
 #include <unicode/ustring.h>
@@ -715,10 +716,12 @@ sort_key_xfrm_string(SortKeyXfrm *x, Datum value, size_t *len)
  * from a few hundred nanoseconds to some microseconds, most of what a sort
  * of strings under ICU or a libc collation other than C costs the node.
  * The node makes them in batches: the backend copies the strings into one
- * buffer, and up to gpusort.key_threads threads, the backend's own among
- * them, transform a share each.  The other threads call ICU or the C
- * library and nothing else: every buffer they write is allocated before
- * they start, nothing is reported until they have been joined, and they
+ * buffer, and up to gpusort.key_threads threads (never more than the CPUs
+ * online), the backend's own among them, transform a share each.  The other
+ * threads call ICU or the C library and nothing else, with the collator or
+ * locale_t copied into their share: every buffer they read or write is
+ * allocated before they start, nothing is reported until they have been
+ * joined, and they
  * start with every signal blocked, so that the backend's signal handlers
  * run on its own thread only.  A string whose transformation does not fit
  * its room is done again afterwards by the backend, as a single thread
@@ -743,12 +746,21 @@ int			gpusort_key_threads = 4;
 #define XFRM_SLICE ((int64) 1 << 18)
 #define XFRM_SLICE_BYTES ((uint64) 16 * 1024 * 1024)
 
-/* strxfrm's output for a word: a transformation longer than this is done again. */
-#define XFRM_WORD_BUFFER 1024
+/*
+ * A thread's buffer: strxfrm's output for a word, or a string in UTF-16 for
+ * ICU's whole sort key.  A string whose transformation or UTF-16 form does
+ * not fit is done again by the backend.
+ */
+#define XFRM_BUFFER 65536
 
 typedef struct XfrmShare
 {
-	const SortKeyXfrm *x;
+	/* what the thread calls, copied from the key's SortKeyXfrm */
+	bool		icu;
+#ifdef USE_ICU
+	UCollator  *ucol;
+#endif
+	locale_t	lt;				/* (locale_t) 0: strxfrm's process-wide locale */
 	const char *data;			/* the strings, each followed by a NUL */
 	const uint64 *offset;
 	const uint32 *len;
@@ -760,8 +772,7 @@ typedef struct XfrmShare
 	uint64		room;
 	uint64	   *out_offset;
 	uint64	   *out_len;
-	char	   *buf;			/* strxfrm's output, or the UTF-16 string */
-	size_t		buf_size;
+	char	   *buf;			/* XFRM_BUFFER bytes, where the work needs them */
 	bool	   *redo;			/* strings the backend does again */
 	int			status;			/* ICU's UErrorCode where it failed, else 0 */
 	pthread_t	thread;
@@ -789,16 +800,18 @@ static size_t
 xfrm_one(XfrmShare *s, int64 i, char *dst, size_t size)
 {
 	const char *src = s->data + s->offset[i];
-	const SortKeyXfrm *x = s->x;
 
 #ifdef USE_ICU
-	if (x->locale && x->locale->provider == COLLPROVIDER_ICU)
+	if (s->icu)
 	{
 		UErrorCode	status = U_ZERO_ERROR;
 		int32_t		ulen;
 		int32_t		need;
 
-		u_strFromUTF8((UChar *) s->buf, (int32_t) (s->buf_size / sizeof(UChar)), &ulen,
+		/* UTF-16 takes at most one unit per UTF-8 byte, and a NUL */
+		if (((Size) s->len[i] + 1) * sizeof(UChar) > XFRM_BUFFER)
+			return size;
+		u_strFromUTF8((UChar *) s->buf, XFRM_BUFFER / sizeof(UChar), &ulen,
 					  src, (int32_t) s->len[i], &status);
 		if (U_FAILURE(status))
 		{
@@ -806,13 +819,13 @@ xfrm_one(XfrmShare *s, int64 i, char *dst, size_t size)
 			return 0;
 		}
 		/* the length counts the terminating NUL, which is left out */
-		need = ucol_getSortKey(x->locale->info.icu.ucol, (const UChar *) s->buf, ulen,
+		need = ucol_getSortKey(s->ucol, (const UChar *) s->buf, ulen,
 							   (uint8_t *) dst, (int32_t) Min(size, PG_INT32_MAX));
 		return need > 0 ? (size_t) need - 1 : size;
 	}
 #endif
-	if (x->locale)
-		return strxfrm_l(dst, src, size, x->locale->info.lt);
+	if (s->lt)
+		return strxfrm_l(dst, src, size, s->lt);
 	return strxfrm(dst, src, size);
 }
 
@@ -831,14 +844,14 @@ xfrm_share_main(void *arg)
 			uint64		word = 0;
 
 #ifdef USE_ICU
-			if (s->x->locale && s->x->locale->provider == COLLPROVIDER_ICU)
+			if (s->icu)
 			{
 				UCharIterator iter;
 				uint32_t	state[2] = {0, 0};
 				UErrorCode	status = U_ZERO_ERROR;
 
 				uiter_setUTF8(&iter, s->data + s->offset[i], (int32_t) s->len[i]);
-				n = (size_t) ucol_nextSortKeyPart(s->x->locale->info.icu.ucol, &iter, state,
+				n = (size_t) ucol_nextSortKeyPart(s->ucol, &iter, state,
 												  bytes, (int32_t) sizeof(bytes), &status);
 				if (U_FAILURE(status))
 				{
@@ -849,8 +862,8 @@ xfrm_share_main(void *arg)
 			else
 #endif
 			{
-				n = xfrm_one(s, i, s->buf, s->buf_size);
-				if (n >= s->buf_size)
+				n = xfrm_one(s, i, s->buf, XFRM_BUFFER);
+				if (n >= XFRM_BUFFER)
 				{
 					s->redo[i] = true;
 					continue;
@@ -881,7 +894,7 @@ xfrm_share_main(void *arg)
 }
 
 /*
- * Runs shares[0..n) to their ends: shares 1 on on threads of their own,
+ * Runs shares[0..n) to their ends: shares 1 on, on threads of their own,
  * share 0 (and any whose thread would not start) on the backend's.
  */
 static void
@@ -930,22 +943,46 @@ xfrm_slice_end(const uint32 *len, int64 lo, int64 n)
 	return hi;
 }
 
+/* The CPUs online, which a sort's threads never outnumber. */
+static int
+online_cpus(void)
+{
+	static int	cpus = 0;
+
+	if (cpus == 0)
+	{
+		long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		cpus = n > 0 ? (int) Min(n, INT_MAX) : 1;
+	}
+	return cpus;
+}
+
 /*
- * The shares of strings [lo, hi) with their buffers: as many as
- * gpusort.key_threads and the strings (their number or their bytes) allow.
+ * The shares of strings [lo, hi), each with what its thread calls and, for
+ * words under strxfrm or whole keys under ICU, a buffer: as many shares as
+ * gpusort.key_threads, the CPUs online and the strings (their number or
+ * their bytes) allow, split so that each has about as many bytes.
  */
 static XfrmShare *
-plan_xfrm_shares(const SortKeyXfrm *x, const char *data, const uint64 *offset,
+plan_xfrm_shares(const SortKeyXfrm *x, bool words, const char *data, const uint64 *offset,
 				 const uint32 *len, int64 lo, int64 hi, bool *redo, int *nshares)
 {
 	int64		n = hi - lo;
 	uint64		bytes = 0;
+	uint64		weight = 0;
+	int64		at = lo;
 	int			threads;
 	XfrmShare  *shares;
+	bool		icu = false;
 
+#ifdef USE_ICU
+	icu = (x->locale && x->locale->provider == COLLPROVIDER_ICU);
+#endif
 	for (int64 i = lo; i < hi; i++)
 		bytes += len[i];
-	threads = (int) Min(Min((int64) gpusort_key_threads, Max(n, 1)),
+	threads = (int) Min(Min((int64) gpusort_key_threads, (int64) online_cpus()), Max(n, 1));
+	threads = (int) Min((int64) threads,
 						Max(Max(n / XFRM_THREAD_MIN_STRINGS,
 								(int64) (bytes / XFRM_THREAD_MIN_BYTES)), 1));
 	shares = palloc0(sizeof(XfrmShare) * threads);
@@ -953,20 +990,25 @@ plan_xfrm_shares(const SortKeyXfrm *x, const char *data, const uint64 *offset,
 	for (int t = 0; t < threads; t++)
 	{
 		XfrmShare  *s = &shares[t];
-		uint32		longest = 0;
+		/* a string weighs its bytes and a call's worth more */
+		uint64		end = (bytes + (uint64) n * 16) * (t + 1) / threads;
 
-		s->x = x;
+		s->icu = icu;
+#ifdef USE_ICU
+		if (icu)
+			s->ucol = x->locale->info.icu.ucol;
+#endif
+		s->lt = (!icu && x->locale) ? x->locale->info.lt : (locale_t) 0;
 		s->data = data;
 		s->offset = offset;
 		s->len = len;
-		s->lo = lo + n * t / threads;
-		s->hi = lo + n * (t + 1) / threads;
 		s->redo = redo;
-		for (int64 i = s->lo; i < s->hi; i++)
-			longest = Max(longest, len[i]);
-		/* UTF-16 takes at most one unit per UTF-8 byte, and a NUL */
-		s->buf_size = Max(XFRM_WORD_BUFFER, ((Size) longest + 1) * sizeof(uint16));
-		s->buf = MemoryContextAllocHuge(CurrentMemoryContext, s->buf_size);
+		s->lo = at;
+		while (at < hi && (t == threads - 1 || weight < end))
+			weight += (uint64) len[at++] + 16;
+		s->hi = at;
+		if (words != icu)
+			s->buf = palloc(XFRM_BUFFER);
 	}
 	*nshares = threads;
 	return shares;
@@ -976,7 +1018,8 @@ static void
 free_xfrm_shares(XfrmShare *shares, int n)
 {
 	for (int t = 0; t < n; t++)
-		pfree(shares[t].buf);
+		if (shares[t].buf)
+			pfree(shares[t].buf);
 	pfree(shares);
 }
 
@@ -999,7 +1042,7 @@ sort_key_xfrm_words(SortKeyXfrm *x, const char *data, const uint64 *offset,
 		XfrmShare  *shares;
 
 		hi = xfrm_slice_end(len, lo, n);
-		shares = plan_xfrm_shares(x, data, offset, len, lo, hi, redo, &nshares);
+		shares = plan_xfrm_shares(x, true, data, offset, len, lo, hi, redo, &nshares);
 
 		for (int t = 0; t < nshares; t++)
 			shares[t].words = words;
@@ -1058,7 +1101,7 @@ sort_key_xfrm_strings(SortKeyXfrm *x, const char *data, const uint64 *offset,
 		XfrmShare  *shares;
 
 		hi = xfrm_slice_end(len, lo, n);
-		shares = plan_xfrm_shares(x, data, offset, len, lo, hi, redo, &nshares);
+		shares = plan_xfrm_shares(x, false, data, offset, len, lo, hi, redo, &nshares);
 
 		for (int t = 0; t < nshares; t++)
 		{

@@ -1350,7 +1350,8 @@ gpusort_sort_node_init(void)
 							"Sets how many threads of a backend transform a sort's strings under a collation.",
 							"The node's sorts of text under ICU collations and libc collations other "
 							"than C transform each string (an ICU sort key, strxfrm) on up to this many "
-							"threads, the backend's own among them; 1 keeps them on the backend's.",
+							"threads, the backend's own among them, and never more than the CPUs "
+							"online; 1 keeps them on the backend's.",
 							&gpusort_key_threads,
 							4, 1, 64,
 							PGC_USERSET, 0,
