@@ -2330,6 +2330,22 @@ byte_window(const unsigned char *bytes, uint64 len, uint64 at, int width)
 	return w;
 }
 
+/*
+ * A tied row's string key: the value in its kept tuple (a string key is not
+ * columnar), never NULL in the tie pass's string rounds.
+ */
+static inline Datum
+tied_string(SortNodeState *state, SortKeyInfo *key, uint32 row)
+{
+	bool		isnull;
+	Datum		value;
+
+	ExecStoreMinimalTuple(state->tuples[row], state->sorted_slot, false);
+	value = slot_getattr(state->sorted_slot, key->column, &isnull);
+	Assert(!isnull);
+	return value;
+}
+
 /* Fewer tied rows than this are transformed on the backend's thread alone. */
 #define SORT_NODE_THREADED_XFRM_MIN 4096
 
@@ -2370,19 +2386,13 @@ gather_byte_strings_threaded(SortNodeState *state, SortKeyInfo *key, const RunLi
 		for (int64 i = 0; i < runs->len[r]; i++, j++)
 		{
 			uint32		row = state->perm[runs->start[r] + i];
-			Datum		value;
-			bool		isnull;
 			const char *p;
 			size_t		n;
 
 			reset_conversions(state, j);
 			if ((j & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			/* a string key is not columnar: the tuple's value */
-			ExecStoreMinimalTuple(state->tuples[row], state->sorted_slot, false);
-			value = slot_getattr(state->sorted_slot, key->column, &isnull);
-			Assert(!isnull);
-			p = sort_key_xfrm_string(key->xfrm, value, &n);
+			p = sort_key_xfrm_string(key->xfrm, tied_string(state, key, row), &n);
 			if (size + n + 1 > room)
 			{
 				if ((int64) (size + n + 1) > limit || n >= PG_UINT32_MAX)
@@ -2462,19 +2472,14 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
 		for (int64 i = 0; i < runs->len[r]; i++, j++)
 		{
 			uint32		row = state->perm[runs->start[r] + i];
-			Datum		value;
-			bool		isnull;
 			const char *p;
 			size_t		len;
 
 			reset_conversions(state, j);
 			if ((j & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			/* a string key is not columnar: the tuple's value */
-			ExecStoreMinimalTuple(state->tuples[row], state->sorted_slot, false);
-			value = slot_getattr(state->sorted_slot, key->column, &isnull);
-			Assert(!isnull);
-			p = sort_key_xfrm_bytes(key->xfrm, value, &len, (size_t) (limit - size));
+			p = sort_key_xfrm_bytes(key->xfrm, tied_string(state, key, row), &len,
+									(size_t) (limit - size));
 			if (p == NULL || size + len > room)
 			{
 				if (p == NULL || (int64) (size + len) > limit)
