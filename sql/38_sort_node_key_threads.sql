@@ -105,18 +105,8 @@ FROM kt;
 -- EXPLAIN ANALYZE names the most threads that made a batch's keys: 2 to 4
 -- at the default (30,000 strings; never more than the CPUs online, and the
 -- machine has 2 or more), none at 1
-CREATE FUNCTION kt_threads(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	l text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF l LIKE '%Sort Key Threads:%' THEN
-			RETURN substring(l FROM 'Sort Key Threads: (.*)$');
-		END IF;
-	END LOOP;
-	RETURN 'none';
-END $$;
+CREATE FUNCTION kt_threads(q text) RETURNS text LANGUAGE sql
+	RETURN coalesce(plan_value(q, 'Sort Key Threads', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'), 'none');
 SELECT min(coll) AS kt_coll FROM kt_collations \gset
 SELECT kt_threads(format('SELECT * FROM kt ORDER BY s COLLATE %s', :'kt_coll')) IN ('2', '3', '4')
 	AS default_threads;

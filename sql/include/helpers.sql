@@ -225,6 +225,23 @@ BEGIN
 	RETURN CASE WHEN plan LIKE '%Rank Bound%' THEN 'bound' ELSE 'no bound' END;
 END $$;
 
+-- What the first line of q's plan that names a figure says of it (EXPLAIN
+-- with options opts, the node on): the text after "name: ", or NULL where no
+-- line names it.
+CREATE OR REPLACE FUNCTION plan_value(q text, name text, opts text DEFAULT 'COSTS OFF') RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	SET LOCAL gpusort.enable_sort = on;
+	FOR line IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
+		IF position(name || ': ' IN line) > 0 THEN
+			RETURN substring(line FROM position(name || ': ' IN line) + length(name) + 2);
+		END IF;
+	END LOOP;
+	RETURN NULL;
+END $$;
+
 -- The plan's nodes, the node's keys and bounds (EXPLAIN (COSTS OFF)); with
 -- with_analyze, the figures that depend on neither the machine nor the
 -- version (PostgreSQL 18 shows windows by name, storage, buffers, and rows
