@@ -61,18 +61,16 @@ INSERT INTO kt_queries VALUES
 	(6, 's COLLATE %s, id', ' LIMIT 5000');
 
 CREATE TEMP TABLE kt_results (threads int, n int, coll text, result text);
-SET gpusort.key_threads = 1;
-INSERT INTO kt_results SELECT 1, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
-FROM kt_queries q, kt_collations c;
-SET gpusort.key_threads = 2;
-INSERT INTO kt_results SELECT 2, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
-FROM kt_queries q, kt_collations c;
-SET gpusort.key_threads = 4;
-INSERT INTO kt_results SELECT 4, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
-FROM kt_queries q, kt_collations c;
-SET gpusort.key_threads = 64;
-INSERT INTO kt_results SELECT 64, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
-FROM kt_queries q, kt_collations c;
+DO $$
+DECLARE
+	t int;
+BEGIN
+	FOREACH t IN ARRAY ARRAY[1, 2, 4, 64] LOOP
+		PERFORM set_config('gpusort.key_threads', t::text, true);
+		INSERT INTO kt_results SELECT t, q.n, c.coll, kt_check(format(q.keys, c.coll), q.lim)
+		FROM kt_queries q, kt_collations c;
+	END LOOP;
+END $$;
 RESET gpusort.key_threads;
 
 -- the collations checked: at least one where the server has ICU or C.utf8
