@@ -118,6 +118,25 @@ gs_status	gs_cpu_argsort(gs_type type, const void *keys, size_t n, bool descendi
 						   gs_error *err);
 
 /* ------------------------------------------------------------------------
+ * CPU gather (kernels/cpu_gather.c): records scattered in memory copied one
+ * after another in a given order, on several threads.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Copies the n records that records[] point to into to, one after another in
+ * records' order, each at a multiple of 8 bytes from to (which must be
+ * 8-byte aligned), and points records[i] at its copy.  A record begins with
+ * its length in bytes, a uint32 that counts itself (PostgreSQL's
+ * MinimalTuple).  Up to threads threads (the caller's among them, each with
+ * 65,536 records or more, every signal blocked) share the work.  *used (may
+ * be NULL) receives the bytes written.  Where to_bytes is too small the call
+ * returns GS_ERR_INVALID_ARGUMENT, and every records[i] still points at its
+ * record, copied or not.
+ */
+gs_status	gs_gather_records(void **records, size_t n, void *to, size_t to_bytes, int threads,
+							  size_t *used, gs_error *err);
+
+/* ------------------------------------------------------------------------
  * CPU top-k (kernels/cpu_topk.c): the first k elements of the stable sort
  * (gs_cpu_argsort's order) without sorting the rest: a radix select on the
  * ordered keys finds the k-th key's range in one or a few reads, one more

@@ -958,6 +958,13 @@ online_cpus(void)
 	return cpus;
 }
 
+/* The threads a sort's CPU work may take: gpusort.key_threads, at most the CPUs online. */
+int
+sort_key_thread_limit(void)
+{
+	return Min(gpusort_key_threads, online_cpus());
+}
+
 /*
  * The shares of strings [lo, hi), each with what its thread calls and, for
  * words under strxfrm or whole keys under ICU, a buffer: as many shares as

@@ -162,6 +162,7 @@ extern const char *sort_key_xfrm_string(SortKeyXfrm *xfrm, Datum value, size_t *
  * offset[i], len[i] bytes each, a NUL after each.
  */
 extern int	gpusort_key_threads;
+extern int	sort_key_thread_limit(void);
 extern bool sort_key_xfrm_threaded(const SortKeyXfrm *xfrm);
 extern int	sort_key_xfrm_words(SortKeyXfrm *xfrm, const char *data, const uint64 *offset,
 								const uint32 *len, int64 n, uint64 *words);

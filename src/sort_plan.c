@@ -1347,9 +1347,10 @@ gpusort_sort_node_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.key_threads",
-							"Sets how many threads of a backend transform a sort's strings under a collation.",
+							"Sets how many threads of a backend make a sort's string keys and copy its sorted rows.",
 							"The node's sorts of text under ICU collations and libc collations other "
-							"than C transform each string (an ICU sort key, strxfrm) on up to this many "
+							"than C transform each string (an ICU sort key, strxfrm), and its sorts of "
+							"rows kept as tuples copy them into sorted order, on up to this many "
 							"threads, the backend's own among them, and never more than the CPUs "
 							"online; 1 keeps them on the backend's.",
 							&gpusort_key_threads,
