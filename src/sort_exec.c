@@ -226,8 +226,12 @@ typedef struct SortNodeState
 	MemoryContext tuple_context;	/* the keys, the permutation, the sorted tuples */
 	MemoryContext row_context;	/* the tuples as read, in tuple_context (NULL:
 								 * none yet, or gone at a reset) */
-	int64		row_bytes;		/* their MAXALIGNed lengths, handed ones too */
+	int64		row_bytes;		/* their lengths, each rounded up to 8 as
+								 * gs_gather_records places them, handed
+								 * ones too */
 	int64		row_space;		/* the memory of row_context's tuples */
+	int64		mem_peak;		/* the most mem_used was while both copies of
+								 * the rows were held (gather_tuples) */
 
 	bool		sort_done;
 
@@ -716,6 +720,7 @@ reset_sort(SortNodeState *state)
 	state->have_threshold = false;
 	state->tuplesort_ties = false;
 	state->mem_used = 0;
+	state->mem_peak = 0;
 	state->current = 0;
 	state->eof_reached = false;
 	state->sort_done = false;
@@ -1090,7 +1095,7 @@ keep_rows(SortNodeState *state, const uint32 *perm, int64 k)
 				continue;
 			state->mem_used -= GetMemoryChunkSpace(state->tuples[i]);
 			state->row_space -= GetMemoryChunkSpace(state->tuples[i]);
-			state->row_bytes -= MAXALIGN(state->tuples[i]->t_len);
+			state->row_bytes -= TYPEALIGN(8, state->tuples[i]->t_len);
 			pfree(state->tuples[i]);
 		}
 		pfree(kept);
@@ -1606,7 +1611,7 @@ read_input(SortNodeState *state)
 			state->tuples[state->ntuples++] = tuple;
 			state->mem_used += GetMemoryChunkSpace(tuple);
 			state->row_space += GetMemoryChunkSpace(tuple);
-			state->row_bytes += MAXALIGN(tuple->t_len);
+			state->row_bytes += TYPEALIGN(8, tuple->t_len);
 		}
 		if (batching && state->batches && batches_full(state))
 			flush_batches(state);
@@ -1997,10 +2002,10 @@ absorb_rows(SortNodeState *state)
 			for (int64 i = 0; i < n; i++)
 			{
 				state->tuples[at + i] = (MinimalTuple) p;
+				state->row_bytes += TYPEALIGN(8, ((MinimalTuple) p)->t_len);
 				p += MAXALIGN(((MinimalTuple) p)->t_len);
 			}
 			state->mem_used += p - view->tuples;
-			state->row_bytes += p - view->tuples;
 		}
 		at += n;
 		state->from_workers += n;
@@ -3554,41 +3559,57 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
  * Emitting then reads memory in order: following the pointers instead costs
  * a cache and TLB miss a row (about 50-100 ns at 10^7 rows), while the
  * copy's misses overlap, a few rows ahead on each of up to
- * gpusort.key_threads threads (gs_gather_records).  Only within work_mem,
- * which must hold both copies for the time of the copy; tuples handed by
- * workers stay in the DSA area as well.
+ * gpusort.key_threads threads (gs_gather_records).
+ *
+ * Only where it pays and fits: rows of GATHER_MAX_WIDTH bytes or less on
+ * average (a wider row's miss is a small part of reading it, and its copy
+ * costs its bytes), and within work_mem, which must hold both copies for
+ * the time of the copy (mem_peak, which EXPLAIN reports).  A block that
+ * cannot be allocated leaves the rows where they are.  Tuples handed by
+ * workers stay in the DSA area as well.  The threads call no PostgreSQL
+ * function; interrupts are checked between slices of about GATHER_SLICE_BYTES.
  */
 #define GATHER_MIN_ROWS 16384
-#define GATHER_SLICE (INT64CONST(1) << 21)
+#define GATHER_MAX_WIDTH 256
+#define GATHER_SLICE_BYTES ((int64) 64 * 1024 * 1024)
 
 static void
 gather_tuples(SortNodeState *state, int64 n)
 {
 	char	   *block;
+	char	   *to;
 	Size		room = Max(state->row_bytes, 1);
 	Size		at = 0;
 	int			threads = sort_key_thread_limit();
+	int64		width = state->row_bytes / Max(state->ntuples, 1);
+	int64		slice = Min(Max(GATHER_SLICE_BYTES / Max(width, 1), GATHER_MIN_ROWS),
+							INT64CONST(1) << 21);
 
-	if (n < GATHER_MIN_ROWS ||
+	if (n < GATHER_MIN_ROWS || width > GATHER_MAX_WIDTH ||
 		state->mem_used + state->row_bytes > (int64) work_mem * 1024)
 		return;
 #ifdef GS_INJECTION_POINTS
 	if (test_flag("gpusort_test.no_gather"))
 		return;
 #endif
-	block = MemoryContextAllocHuge(state->tuple_context, room);
-	for (int64 i = 0; i < n; i += GATHER_SLICE)
+	/* gs_gather_records places the copies at multiples of 8 from an aligned start */
+	block = MemoryContextAllocExtended(state->tuple_context, room + 8,
+									   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (block == NULL)
+		return;
+	to = (char *) TYPEALIGN(8, block);
+	for (int64 i = 0; i < n; i += slice)
 	{
 		size_t		used;
 		gs_error	err;
 
-		/* between slices only: the threads call no PostgreSQL function */
-		if (gs_gather_records((void **) state->tuples + i, Min(GATHER_SLICE, n - i), block + at,
+		if (gs_gather_records((void **) state->tuples + i, Min(slice, n - i), to + at,
 							  room - at, threads, &used, &err) != GS_OK)
 			elog(ERROR, "gpusort sort node: %s", err.message);
 		at += used;
 		CHECK_FOR_INTERRUPTS();
 	}
+	state->mem_peak = Max(state->mem_peak, state->mem_used + (int64) GetMemoryChunkSpace(block));
 	if (state->row_context != NULL)
 	{
 		MemoryContextDelete(state->row_context);
@@ -4291,7 +4312,7 @@ get_figures(SortNodeState *state, SortNodeFigures *f)
 	f->handed = state->handed;
 	f->from_workers = state->from_workers;
 	f->kept = state->prune_prefix ? state->rows_held : state->ntuples;
-	f->memory = state->mem_used;
+	f->memory = Max(state->mem_used, state->mem_peak);
 	f->extract_ms = state->extract_ms;
 	f->sort_ms = state->sort_ms;
 	f->emit_ms = state->emit_ms;
