@@ -1,9 +1,11 @@
 --
 -- 39_sort_node_gather: after sorting 16,384 rows or more kept as tuples,
--- the node copies them in sorted order into one block (where work_mem
--- holds both copies) and frees the tuples as read.  Every query here runs
--- with that copy and without it (gpusort_test.no_gather, test builds; a
--- small work_mem does the same), and its rows are compared with Sort's:
+-- the node copies them in sorted order into one block (on 4 threads or
+-- more, rows of 256 bytes or less on average, where work_mem holds both
+-- copies) and frees the tuples as read.  Every query here runs with that
+-- copy, on whatever threads the machine has (gpusort_test.gather_any_threads,
+-- test builds), and without it (gpusort_test.no_gather; a small work_mem or
+-- one thread does the same), and its rows are compared with Sort's:
 -- strings short and long (toasted), numeric, NULLs, a bound that keeps
 -- part of the rows, a window function, a merge join (mark and restore), a
 -- scroll cursor read forward, backward and at absolute positions, rescans
@@ -19,6 +21,7 @@ RESET client_min_messages;
 SET gpusort.sort_node_min_rows = 0;
 SET work_mem = '64MB';
 SET max_parallel_workers_per_gather = 0;
+SET gpusort_test.gather_any_threads = on;
 
 -- 40,000 rows: strings of 0 to 60 bytes, some of 3,000 (compressed or
 -- toasted), numeric amounts with duplicates, NULLs in each column
@@ -74,8 +77,15 @@ SET gpusort_test.no_gather = off;
 ALTER TABLE ga_mem ADD small_gathered int, ADD small_not_gathered int;
 UPDATE ga_mem m SET small_gathered = ga_memory_at(q, not_gathered + 512, true) FROM ga_queries g WHERE g.n = m.n;
 UPDATE ga_mem m SET small_not_gathered = ga_memory_at(q, not_gathered + 512, false) FROM ga_queries g WHERE g.n = m.n;
+-- on one thread the copy does not pay: the rows stay as read
+SET gpusort_test.gather_any_threads = off;
+SET gpusort.key_threads = 1;
+ALTER TABLE ga_mem ADD one_thread int;
+UPDATE ga_mem m SET one_thread = ga_memory(q) FROM ga_queries g WHERE g.n = m.n;
+RESET gpusort.key_threads;
+SET gpusort_test.gather_any_threads = on;
 SELECT n, gathered > not_gathered AS both_copies_counted, small_gathered = small_not_gathered AS small_work_mem_as_read,
-	   small_not_gathered IS NOT NULL AS small_work_mem_in_memory
+	   small_not_gathered IS NOT NULL AS small_work_mem_in_memory, one_thread = not_gathered AS one_thread_as_read
 FROM ga_mem ORDER BY n;
 SET work_mem = '8MB';
 SELECT n, node_check(q, CASE WHEN n IN (2, 4, 5) THEN '' ELSE ', ctid' END, lim) AS small_work_mem
@@ -166,6 +176,7 @@ SELECT node_check('SELECT m, id, s FROM ga ORDER BY m, id', '') AS leader_gather
 SET gpusort_test.no_gather = on;
 SELECT node_check('SELECT m, id, s FROM ga ORDER BY m, id', '') AS leader_not_gathered;
 RESET gpusort_test.no_gather;
+RESET gpusort_test.gather_any_threads;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
