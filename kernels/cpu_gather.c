@@ -25,7 +25,8 @@
 
 #define GATHER_AHEAD 16
 #define GATHER_MAX_THREADS 64
-/* below this many records a range per thread costs more than it saves */
+/* below this many records a range per thread costs more than it saves
+ * (src/sort_exec.c's GATHER_ROWS_PER_THREAD counts on it) */
 #define GATHER_MIN_PER_THREAD 65536
 
 #define ALIGN8(len) (((size_t) (len) + 7) & ~(size_t) 7)

@@ -54,8 +54,8 @@ FROM ga_queries ORDER BY n;
 SET gpusort_test.no_gather = on;
 SELECT n, node_check(q, CASE WHEN n IN (2, 4, 5) THEN '' ELSE ', ctid' END, lim) AS not_gathered
 FROM ga_queries ORDER BY n;
--- Sort Memory is the most the node held: with the copy, both copies for
--- its time, more than without it; with work_mem that holds the rows as
+-- Sort Memory counts both copies for the time of the copy, more than
+-- without it; with work_mem that holds the rows as
 -- read and 512kB more, too little for a second copy (the chunks' headers
 -- differ between PostgreSQL versions: a fixed work_mem is not below both
 -- copies in each), the rows stay as read, in memory, as without the copy
@@ -77,16 +77,26 @@ SET gpusort_test.no_gather = off;
 ALTER TABLE ga_mem ADD small_gathered int, ADD small_not_gathered int;
 UPDATE ga_mem m SET small_gathered = ga_memory_at(q, not_gathered + 512, true) FROM ga_queries g WHERE g.n = m.n;
 UPDATE ga_mem m SET small_not_gathered = ga_memory_at(q, not_gathered + 512, false) FROM ga_queries g WHERE g.n = m.n;
--- on one thread the copy does not pay: the rows stay as read
+-- on fewer than 4 threads the copy does not pay: the rows stay as read
+-- (one thread; 40,000 rows would give at most one at any setting)
 SET gpusort_test.gather_any_threads = off;
 SET gpusort.key_threads = 1;
-ALTER TABLE ga_mem ADD one_thread int;
+ALTER TABLE ga_mem ADD one_thread int, ADD four_threads int;
 UPDATE ga_mem m SET one_thread = ga_memory(q) FROM ga_queries g WHERE g.n = m.n;
+SET gpusort.key_threads = 4;
+UPDATE ga_mem m SET four_threads = ga_memory(q) FROM ga_queries g WHERE g.n = m.n;
 RESET gpusort.key_threads;
 SET gpusort_test.gather_any_threads = on;
 SELECT n, gathered > not_gathered AS both_copies_counted, small_gathered = small_not_gathered AS small_work_mem_as_read,
-	   small_not_gathered IS NOT NULL AS small_work_mem_in_memory, one_thread = not_gathered AS one_thread_as_read
+	   small_not_gathered IS NOT NULL AS small_work_mem_in_memory, one_thread = not_gathered AS one_thread_as_read,
+	   four_threads = not_gathered AS few_rows_as_read
 FROM ga_mem ORDER BY n;
+-- rows of more than 256 bytes on average stay as read
+SELECT ga_memory($$SELECT id, rpad(coalesce(s, ''), 300) w FROM ga ORDER BY 2, 1$$) AS wide_copy \gset
+SET gpusort_test.no_gather = on;
+SELECT ga_memory($$SELECT id, rpad(coalesce(s, ''), 300) w FROM ga ORDER BY 2, 1$$) AS wide_no_copy \gset
+SET gpusort_test.no_gather = off;
+SELECT :wide_copy = :wide_no_copy AS wide_rows_as_read;
 SET work_mem = '8MB';
 SELECT n, node_check(q, CASE WHEN n IN (2, 4, 5) THEN '' ELSE ', ctid' END, lim) AS small_work_mem
 FROM ga_queries WHERE n IN (1, 2) ORDER BY n;

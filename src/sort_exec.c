@@ -3561,19 +3561,26 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
  * copy's misses overlap, a few rows ahead on each of up to
  * gpusort.key_threads threads (gs_gather_records).
  *
- * Only where it pays and fits: on GATHER_MIN_THREADS threads or more (on
- * one, an H200 host's 10^7 numeric rows took 2,412 ms with the copy and
- * 2,239 without; on two, a 2-core VM's 2*10^6 text rows 948 and 817; on
- * four, the H200 host's 2,767 and 3,260), rows of GATHER_MAX_WIDTH bytes or
- * less on average (a wider row's miss is a small part of reading it, and
- * its copy costs its bytes), and within work_mem, which must hold both copies for
- * the time of the copy (mem_peak, which EXPLAIN reports).  A block that
+ * Only where it pays and fits:
+ * - on GATHER_MIN_THREADS threads or more, as many as gpusort.key_threads,
+ *   the CPUs online and the rows allow (gs_gather_records gives a thread
+ *   GATHER_ROWS_PER_THREAD rows or more): on one, an H200 host's 10^7
+ *   numeric rows took 2,412 ms with the copy and 2,239 without; on two, a
+ *   2-core VM's 2*10^6 text rows 948 and 817; on four, the H200 host's
+ *   2,767 and 3,260;
+ * - rows of GATHER_MAX_WIDTH bytes or less on average: a wider row's miss
+ *   is a small part of reading it, and its copy costs its bytes;
+ * - within work_mem, which must hold both copies for the time of the copy
+ *   (mem_peak, which Sort Memory counts).
+ *
+ * A block that
  * cannot be allocated leaves the rows where they are.  Tuples handed by
  * workers stay in the DSA area as well.  The threads call no PostgreSQL
  * function; interrupts are checked between slices of about GATHER_SLICE_BYTES.
  */
 #define GATHER_MIN_ROWS 16384
 #define GATHER_MIN_THREADS 4
+#define GATHER_ROWS_PER_THREAD 65536
 #define GATHER_MAX_WIDTH 256
 #define GATHER_SLICE_BYTES ((int64) 64 * 1024 * 1024)
 
@@ -3584,7 +3591,7 @@ gather_tuples(SortNodeState *state, int64 n)
 	char	   *to;
 	Size		room = Max(state->row_bytes, 1);
 	Size		at = 0;
-	int			threads = sort_key_thread_limit();
+	int			threads = (int) Min((int64) sort_key_thread_limit(), n / GATHER_ROWS_PER_THREAD);
 	int64		width = state->row_bytes / Max(state->ntuples, 1);
 	int64		slice = Min(Max(GATHER_SLICE_BYTES / Max(width, 1), GATHER_MIN_ROWS),
 							INT64CONST(1) << 21);
