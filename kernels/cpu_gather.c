@@ -25,9 +25,6 @@
 
 #define GATHER_AHEAD 16
 #define GATHER_MAX_THREADS 64
-/* below this many records a range per thread costs more than it saves
- * (src/sort_exec.c's GATHER_ROWS_PER_THREAD counts on it) */
-#define GATHER_MIN_PER_THREAD 65536
 
 #define ALIGN8(len) (((size_t) (len) + 7) & ~(size_t) 7)
 
@@ -148,8 +145,8 @@ gs_gather_records(void **records, size_t n, void *to, size_t to_bytes, int threa
 	if (threads < 1)
 		threads = 1;
 	nranges = threads < GATHER_MAX_THREADS ? threads : GATHER_MAX_THREADS;
-	if ((size_t) nranges > n / GATHER_MIN_PER_THREAD)
-		nranges = n / GATHER_MIN_PER_THREAD > 0 ? (int) (n / GATHER_MIN_PER_THREAD) : 1;
+	if ((size_t) nranges > n / GS_GATHER_RECORDS_PER_THREAD)
+		nranges = n / GS_GATHER_RECORDS_PER_THREAD > 0 ? (int) (n / GS_GATHER_RECORDS_PER_THREAD) : 1;
 
 	for (int t = 0; t < nranges; t++)
 	{

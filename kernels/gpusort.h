@@ -128,11 +128,15 @@ gs_status	gs_cpu_argsort(gs_type type, const void *keys, size_t n, bool descendi
  * 8-byte aligned), and points records[i] at its copy.  A record begins with
  * its length in bytes, a uint32 that counts itself (PostgreSQL's
  * MinimalTuple).  Up to threads threads (the caller's among them, each with
- * 65,536 records or more, every signal blocked) share the work.  *used (may
+ * GS_GATHER_RECORDS_PER_THREAD records or more, every signal blocked) share
+ * the work.  *used (may
  * be NULL) receives the bytes written.  Where to_bytes is too small the call
  * returns GS_ERR_INVALID_ARGUMENT, and every records[i] still points at its
  * record, copied or not.
  */
+/* fewer records a thread cost more to hand out than they save */
+#define GS_GATHER_RECORDS_PER_THREAD 65536
+
 gs_status	gs_gather_records(void **records, size_t n, void *to, size_t to_bytes, int threads,
 							  size_t *used, gs_error *err);
 

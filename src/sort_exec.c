@@ -3564,7 +3564,7 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
  * Only where it pays and fits:
  * - on GATHER_MIN_THREADS threads or more, as many as gpusort.key_threads,
  *   the CPUs online and the rows allow (gs_gather_records gives a thread
- *   GATHER_ROWS_PER_THREAD rows or more): on one, an H200 host's 10^7
+ *   GS_GATHER_RECORDS_PER_THREAD rows or more): on one, an H200 host's 10^7
  *   numeric rows took 2,412 ms with the copy and 2,239 without; on two, a
  *   2-core VM's 2*10^6 text rows 948 and 817; on four, the H200 host's
  *   2,767 and 3,260;
@@ -3580,7 +3580,6 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
  */
 #define GATHER_MIN_ROWS 16384
 #define GATHER_MIN_THREADS 4
-#define GATHER_ROWS_PER_THREAD 65536
 #define GATHER_MAX_WIDTH 256
 #define GATHER_SLICE_BYTES ((int64) 64 * 1024 * 1024)
 
@@ -3591,7 +3590,7 @@ gather_tuples(SortNodeState *state, int64 n)
 	char	   *to;
 	Size		room = Max(state->row_bytes, 1);
 	Size		at = 0;
-	int			threads = (int) Min((int64) sort_key_thread_limit(), n / GATHER_ROWS_PER_THREAD);
+	int			threads = (int) Min((int64) sort_key_thread_limit(), n / GS_GATHER_RECORDS_PER_THREAD);
 	int64		width = state->row_bytes / Max(state->ntuples, 1);
 	int64		slice = Min(Max(GATHER_SLICE_BYTES / Max(width, 1), GATHER_MIN_ROWS),
 							INT64CONST(1) << 21);

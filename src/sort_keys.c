@@ -988,7 +988,7 @@ plan_xfrm_shares(const SortKeyXfrm *x, bool words, const char *data, const uint6
 #endif
 	for (int64 i = lo; i < hi; i++)
 		bytes += len[i];
-	threads = (int) Min(Min((int64) gpusort_key_threads, (int64) online_cpus()), Max(n, 1));
+	threads = (int) Min((int64) sort_key_thread_limit(), Max(n, 1));
 	threads = (int) Min((int64) threads,
 						Max(Max(n / XFRM_THREAD_MIN_STRINGS,
 								(int64) (bytes / XFRM_THREAD_MIN_BYTES)), 1));
