@@ -87,6 +87,8 @@ typedef struct SortKeyInfo
 	SortKeyBits bits;			/* the leading bits it gives (sort_keys.c) */
 	SortSupportData abbrev;		/* an abbreviated key's conversion */
 	SortSupportData full;		/* PostgreSQL's comparator, for the tie pass */
+	bool		in_bits;		/* its column is kept as its bits (bits_column) */
+	SortSupportData bits_cmp;	/* the comparator of those bits, in full's place */
 	SortKeyXfrm *xfrm;			/* a byte string's conversion (bits.byte_string) */
 	bool		batched;		/* read_input batches its strings (batched_key) */
 #ifdef GS_INJECTION_POINTS
@@ -239,8 +241,14 @@ typedef struct SortNodeState
 	int64		ntuples;
 	int64		capacity;
 	MinimalTuple *tuples;		/* whole rows (when not columnar) */
-	bool		columnar;		/* every column is by value: kept as arrays */
+	bool		columnar;		/* every column is by value, or a numeric key
+								 * kept as its bits: kept as arrays */
 	int			ncols;
+	int		   *bits_column;	/* per column: the key whose SORT_KEY_NUMERIC
+								 * bits it is kept as (columnar), rebuilt as
+								 * it is returned; -1 for the value itself */
+	uint64	   *row_bits;		/* read_input's: a row's bits of those columns */
+	char	   *rebuilt;		/* per column: the last value rebuilt */
 	Datum	  **cols;			/* per column: each row's value */
 	bool	  **colnulls;		/* per column: NULL flags, allocated at its first NULL */
 	uint64	  **values;			/* per key: the ordered value of each row */
@@ -373,6 +381,8 @@ static void reinit_dsm_sort(CustomScanState *node, ParallelContext *pcxt, void *
 static void init_worker_sort(CustomScanState *node, shm_toc *toc, void *coordinate);
 static void shutdown_sort(CustomScanState *node);
 static void publish_figures(SortNodeState *state);
+static bool numeric_bits_column(SortNodeState *state, TupleDesc desc, int c);
+static int	compare_bits(Datum a, Datum b, SortSupport ssup);
 
 const CustomScanMethods gpusort_sort_scan_methods = {
 	.CustomName = SORT_NODE_NAME,
@@ -480,10 +490,22 @@ begin_sort(CustomScanState *node, EState *estate, int eflags)
 	 * memory, and no tuple to form or deform.
 	 */
 	state->columnar = desc->natts > 0;
+	state->bits_column = palloc(sizeof(int) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attbyval || TupleDescAttr(desc, i)->attisdropped)
+	{
+		state->bits_column[i] = -1;
+		if (TupleDescAttr(desc, i)->attisdropped ||
+			(!TupleDescAttr(desc, i)->attbyval && !numeric_bits_column(state, desc, i)))
 			state->columnar = false;
+	}
 	state->ncols = desc->natts;
+	if (state->columnar)
+	{
+		state->row_bits = palloc(sizeof(uint64) * desc->natts);
+		state->rebuilt = palloc(SORT_KEY_NUMERIC_DATUM_MAX * desc->natts);
+	}
+	for (int k = 0; k < state->nkeys; k++)
+		state->keys[k].in_bits = state->columnar && state->bits_column[state->keys[k].column - 1] >= 0;
 	if (state->nwin > 0)
 	{
 		/*
@@ -833,6 +855,23 @@ begin_tuplesort(SortNodeState *state)
 	return ts;
 }
 
+/*
+ * Column c's value from its kept value: a numeric kept as its key's bits
+ * rebuilt in the column's buffer, which holds it until the column's next
+ * value is rebuilt (the next row returned or stored).
+ */
+static inline Datum
+column_value(SortNodeState *state, int c, Datum kept, bool isnull)
+{
+	char	   *buf;
+
+	if (isnull || state->bits_column[c] < 0)
+		return kept;
+	buf = state->rebuilt + SORT_KEY_NUMERIC_DATUM_MAX * c;
+	sort_key_numeric_datum(&state->keys[state->bits_column[c]].bits, (uint64) kept, buf);
+	return PointerGetDatum(buf);
+}
+
 /* Row i of the columns into the virtual slot. */
 static inline void
 store_columns(SortNodeState *state, int64 i, TupleTableSlot *slot)
@@ -840,8 +879,8 @@ store_columns(SortNodeState *state, int64 i, TupleTableSlot *slot)
 	ExecClearTuple(slot);
 	for (int c = 0; c < state->ncols; c++)
 	{
-		slot->tts_values[c] = state->cols[c][i];
 		slot->tts_isnull[c] = state->colnulls[c] ? state->colnulls[c][i] : false;
+		slot->tts_values[c] = column_value(state, c, state->cols[c][i], slot->tts_isnull[c]);
 	}
 	ExecStoreVirtualTuple(slot);
 }
@@ -1532,8 +1571,13 @@ read_input(SortNodeState *state)
 				{
 					uint64		v;
 
-					/* a value past its typmod's scale or precision: Sort's way, below */
-					if (!sort_key_numeric(&key->bits, value, &v))
+					/*
+					 * a value past its typmod's scale or precision, or kept
+					 * as these bits and not at its display scale: Sort's
+					 * way, below
+					 */
+					if (!(key->in_bits ? sort_key_numeric_column(&key->bits, value, &v) :
+						  sort_key_numeric(&key->bits, value, &v)))
 					{
 						unpackable = true;
 						break;
@@ -1567,6 +1611,20 @@ read_input(SortNodeState *state)
 					state->nulls[k][state->ntuples] = 0;
 			}
 		}
+		/* the columns kept as the bits of a key past those read above */
+		for (int c = 0; state->columnar && c < state->ncols && !unpackable; c++)
+		{
+			bool		isnull;
+			Datum		value;
+
+			if (state->bits_column[c] < state->nvalued)
+				continue;
+			value = slot_getattr(slot, c + 1, &isnull);
+			if (!isnull &&
+				!sort_key_numeric_column(&state->keys[state->bits_column[c]].bits, value,
+										 &state->row_bits[c]))
+				unpackable = true;
+		}
 		if (unpackable)
 		{
 			/* the rows so far and the rest go to a tuplesort, as past work_mem */
@@ -1587,7 +1645,20 @@ read_input(SortNodeState *state)
 			slot_getallattrs(slot);
 			for (int c = 0; c < state->ncols; c++)
 			{
-				state->cols[c][state->ntuples] = slot->tts_values[c];
+				int			k = state->bits_column[c];
+
+				if (k < 0 || slot->tts_isnull[c])
+					state->cols[c][state->ntuples] = slot->tts_values[c];
+				else if (k < state->nvalued)
+				{
+					/* the key's bits, ascending */
+					uint64		v = state->values[k][state->ntuples];
+
+					state->cols[c][state->ntuples] = (Datum)
+						(state->keys[k].descending ? ~v & WIDTH_MASK(state->keys[k].bits.width) : v);
+				}
+				else
+					state->cols[c][state->ntuples] = (Datum) state->row_bits[c];
 				if (slot->tts_isnull[c])
 				{
 					if (state->colnulls[c] == NULL)
@@ -1877,8 +1948,8 @@ handed_to_tuplesort(SortNodeState *state, HandedView *view)
 			ExecClearTuple(slot);
 			for (int c = 0; c < state->ncols; c++)
 			{
-				slot->tts_values[c] = view->cols[c][i];
 				slot->tts_isnull[c] = view->colnulls[c] ? view->colnulls[c][i] : false;
+				slot->tts_values[c] = column_value(state, c, view->cols[c][i], slot->tts_isnull[c]);
 			}
 			ExecStoreVirtualTuple(slot);
 			tuplesort_puttupleslot(state->tuplesort, slot);
@@ -2203,8 +2274,19 @@ typedef struct TieRun
 } TieRun;
 
 /*
+ * The comparator of key's values as fetch_key and fetch_keys give them: its
+ * bits' where its column is kept as them, else PostgreSQL's.
+ */
+static inline SortSupport
+row_comparator(SortKeyInfo *key)
+{
+	return key->in_bits ? &key->bits_cmp : &key->full;
+}
+
+/*
  * Row row's keys from first_key on into values and isnull: by-reference
- * values point into the kept tuple, which outlives the sorted_slot's hold.
+ * values point into the kept tuple, which outlives the sorted_slot's hold;
+ * a column kept as its key's bits gives those (row_comparator).
  */
 static inline void
 fetch_keys(SortNodeState *state, uint32 row, int first_key, Datum *values, bool *isnull)
@@ -2238,7 +2320,7 @@ compare_tie_rows(const void *a, const void *b, void *arg)
 	{
 		int			c = ApplySortComparator(run->values[ra * run->nkeys + j], run->isnull[ra * run->nkeys + j],
 											run->values[rb * run->nkeys + j], run->isnull[rb * run->nkeys + j],
-											&run->state->keys[run->first_key + j].full);
+											row_comparator(&run->state->keys[run->first_key + j]));
 
 		if (c != 0)
 			return c;
@@ -2528,7 +2610,10 @@ gather_byte_strings(SortNodeState *state, SortKeyInfo *key, const RunList *runs,
 	return arena;
 }
 
-/* Row row's key k: a by-reference value points into the kept tuple. */
+/*
+ * Row row's key k: a by-reference value points into the kept tuple; a
+ * column kept as its key's bits gives those (row_comparator).
+ */
 static inline Datum
 fetch_key(SortNodeState *state, uint32 row, int k, bool *isnull)
 {
@@ -2628,9 +2713,11 @@ order_later_keys(SortNodeState *state, int k, RunList *runs)
 					continue;
 				if (key->bits.kind == SORT_KEY_NUMERIC)
 				{
-					uint64		v;
+					uint64		v = (uint64) value;
 
-					usable = sort_key_numeric(&key->bits, value, &v);
+					/* a column kept as these bits holds them already */
+					if (!key->in_bits)
+						usable = sort_key_numeric(&key->bits, value, &v);
 					values[j] = key->descending ? ~v & WIDTH_MASK(key->bits.width) : v;
 				}
 				else if (key->bits.kind >= SORT_KEY_ABBREV_UNSIGNED)
@@ -2791,7 +2878,7 @@ settle_equal_strings(SortNodeState *state, int first_key, const RunList *equal, 
 				if ((i & 0xFFFF) == 0xFFFF)
 					CHECK_FOR_INTERRUPTS();
 
-				same = ApplySortComparator(first, false, value, false, &key->full) == 0;
+				same = ApplySortComparator(first, false, value, false, row_comparator(key)) == 0;
 			}
 			ExecClearTuple(state->sorted_slot);
 		}
@@ -3073,7 +3160,7 @@ rows_in_order(SortNodeState *state)
 		{
 			int			c = ApplySortComparator(values[prev + k], isnull[prev + k],
 												values[cur + k], isnull[cur + k],
-												&state->keys[k].full);
+												row_comparator(&state->keys[k]));
 
 			if (c < 0)
 				break;
@@ -3215,7 +3302,7 @@ keys_equal(SortNodeState *state, uint32 a, uint32 b, int nequal, Datum *values, 
 	fetch_keys(state, b, 0, values + nkeys, isnull + nkeys);
 	for (int k = 0; k < nequal && equal; k++)
 		equal = ApplySortComparator(values[k], isnull[k], values[nkeys + k], isnull[nkeys + k],
-									&state->keys[k].full) == 0;
+									row_comparator(&state->keys[k])) == 0;
 	return equal;
 }
 
@@ -3368,7 +3455,7 @@ mark_window_runs(SortNodeState *state, const PackedWords *words, const PackLayou
 			while (d < max_keys &&
 				   ApplySortComparator(values[d - exact], isnull[d - exact],
 									   values[nkeys + d - exact], isnull[nkeys + d - exact],
-									   &state->keys[d].full) == 0)
+									   row_comparator(&state->keys[d])) == 0)
 				d++;
 		}
 		diff[i] = (uint8) d;
@@ -3848,6 +3935,52 @@ key_typmod_packing(SortNodeState *state, SortKeyInfo *key, SortKeyBits *bits)
 }
 
 /*
+ * Whether column c (not by value) can be kept as the bits of the keys on
+ * it: every key on it a numeric(p,s) key whose bits give its values back
+ * (sort_key_numeric_rebuilds), and bits_column[c] the first; at the node's
+ * start, from the bits prepare_keys will find.  A value those bits do not
+ * give back sends the rows to a tuplesort as they are read (read_input).
+ */
+static bool
+numeric_bits_column(SortNodeState *state, TupleDesc desc, int c)
+{
+#if SIZEOF_DATUM == 8
+	Form_pg_attribute attr = TupleDescAttr(desc, c);
+
+	if (getBaseType(attr->atttypid) != NUMERICOID)
+		return false;
+	for (int k = 0; k < state->nkeys; k++)
+	{
+		SortKeyInfo *key = &state->keys[k];
+		SortKeyBits bits;
+
+		if (key->column != c + 1)
+			continue;
+		sort_key_bits(key->sortop, key->collation, key->nulls_first, &bits, NULL);
+		key_typmod_packing(state, key, &bits);
+		if (!sort_key_numeric_rebuilds(&bits))
+		{
+			state->bits_column[c] = -1;
+			return false;
+		}
+		if (state->bits_column[c] < 0)
+			state->bits_column[c] = k;
+	}
+	return state->bits_column[c] >= 0;
+#else
+	/* the bits are 64: a Datum of a column */
+	return false;
+#endif
+}
+
+/* The order of two keys' bits (a column kept as them), as unsigned integers. */
+static int
+compare_bits(Datum a, Datum b, SortSupport ssup)
+{
+	return (uint64) a < (uint64) b ? -1 : (uint64) a > (uint64) b ? 1 : 0;
+}
+
+/*
  * Each key's leading bits, with its abbreviated key's conversion where that
  * gives them, and its full comparator for the rows whose bits are equal; at
  * the first sort, as Sort prepares its keys (an EXPLAIN without ANALYZE
@@ -3874,6 +4007,16 @@ prepare_keys(SortNodeState *state)
 		key->full.ssup_nulls_first = key->nulls_first;
 		key->full.ssup_attno = key->column;
 		PrepareSortSupportFromOrderingOp(key->sortop, &key->full);
+		if (key->in_bits)
+		{
+			if (!sort_key_numeric_rebuilds(&key->bits))
+				elog(ERROR, "gpusort sort node: key %d's column is kept as bits the key does not give", k + 1);
+			memset(&key->bits_cmp, 0, sizeof(key->bits_cmp));
+			key->bits_cmp.ssup_cxt = cxt;
+			key->bits_cmp.ssup_nulls_first = key->nulls_first;
+			key->bits_cmp.ssup_reverse = key->full.ssup_reverse;
+			key->bits_cmp.comparator = compare_bits;
+		}
 	}
 	state->check_order = false;
 	for (int k = 0; k < state->nkeys && state->keys[k].bits.kind != SORT_KEY_NONE; k++)

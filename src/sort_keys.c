@@ -293,6 +293,9 @@ sort_key_bits(Oid sortop, Oid collation, bool nulls_first, SortKeyBits *bits,
 #define NUMERIC_SHORT_SIGN_MASK			0x2000
 #define NUMERIC_SHORT_WEIGHT_SIGN_MASK	0x0040
 #define NUMERIC_SHORT_WEIGHT_MASK		0x003F
+#define NUMERIC_SHORT_DSCALE_MASK		0x1F80
+#define NUMERIC_SHORT_DSCALE_SHIFT		7
+#define NUMERIC_DSCALE_MASK				0x3FFF
 #define NUMERIC_NBASE_DIGITS	4
 
 /*
@@ -374,6 +377,51 @@ numeric_scaled(const char *data, Size len, int scale, int64 limit, int64 *scaled
 		digits = data + 2 * sizeof(uint16);
 		ndigits = (int) ((len - 2 * sizeof(uint16)) / sizeof(int16));
 	}
+	if (scale >= 0 && scale <= NUMERIC_PACKED_MAX_PRECISION)
+	{
+		/*
+		 * The digits read as one integer in units of 10000^-groups, the
+		 * scale's fraction rounded up to whole digits (10000^top the first
+		 * digit's unit), then divided down to the scale's units.  From
+		 * top 7 on, the value times 10^scale is at least 10^25, past every
+		 * limit; below it, the integer stays under 10^28.
+		 */
+		int			groups = (scale + NUMERIC_NBASE_DIGITS - 1) / NUMERIC_NBASE_DIGITS;
+		int			top = weight + groups;
+		int64		divisor = powers_of_ten[NUMERIC_NBASE_DIGITS * groups - scale];
+		uint128		total = 0;
+
+		if (ndigits > 0 && top > 6)
+			return false;
+		for (int i = 0; i < ndigits; i++)
+		{
+			int16		d;
+
+			memcpy(&d, digits + i * sizeof(int16), sizeof(d));
+			if (top - i >= 0)
+				total = total * 10000 + (uint16) d;
+			else if (d != 0)
+				return false;	/* a fraction past the scale */
+		}
+		for (int e = top - ndigits + 1; e > 0; e--)
+			total *= 10000;
+		if ((total >> 64) == 0)
+		{
+			uint64		t = (uint64) total;
+
+			if (t % divisor != 0 || t / divisor > (uint64) limit)
+				return false;
+			sum = (int64) (t / divisor);
+		}
+		else
+		{
+			if (total % divisor != 0 || total / divisor > (uint128) limit)
+				return false;
+			sum = (int64) (total / divisor);
+		}
+		*scaled = negative ? -sum : sum;
+		return true;
+	}
 	for (int i = 0; i < ndigits; i++)
 	{
 		/* digit i is in units of 10^(4 * (weight - i)), 10^exponent of the scale's */
@@ -414,10 +462,12 @@ numeric_scaled(const char *data, Size len, int scale, int64 limit, int64 *scaled
  * 2^(width - 1) into width unsigned bits; -Infinity 0, +Infinity and NaN the
  * two highest.  Read in place, a short varlena header included; only a
  * compressed or external value is copied, and freed.  False for a value
- * that is not an integer number of the scale's units within the width.
+ * that is not an integer number of the scale's units within the width, and
+ * with at_scale, for a number whose display scale is not the typmod's (the
+ * bits then order it, but do not give it back: sort_key_numeric_datum).
  */
-bool
-sort_key_numeric(const SortKeyBits *bits, Datum value, uint64 *word)
+static bool
+numeric_word(const SortKeyBits *bits, Datum value, uint64 *word, bool at_scale)
 {
 	struct varlena *stored = (struct varlena *) DatumGetPointer(value);
 	struct varlena *num = stored;
@@ -444,12 +494,120 @@ sort_key_numeric(const SortKeyBits *bits, Datum value, uint64 *word)
 				break;
 		}
 	}
+	else if (at_scale &&
+			 ((header & NUMERIC_SIGN_MASK) == NUMERIC_SHORT ?
+			  (header & NUMERIC_SHORT_DSCALE_MASK) >> NUMERIC_SHORT_DSCALE_SHIFT :
+			  header & NUMERIC_DSCALE_MASK) != bits->scale)
+		fits = false;
 	else if ((fits = numeric_scaled(VARDATA_ANY(num), VARSIZE_ANY_EXHDR(num), bits->scale,
 									(int64) half - 3, &scaled)))
 		*word = (uint64) (scaled + (int64) half);
 	if (num != stored)
 		pfree(num);
 	return fits;
+}
+
+bool
+sort_key_numeric(const SortKeyBits *bits, Datum value, uint64 *word)
+{
+	return numeric_word(bits, value, word, false);
+}
+
+/*
+ * A numeric(p,s) key whose column the sort node may keep as the key's bits
+ * alone: a scale of 0 to 18, each value rebuilt from its bits with that
+ * display scale (sort_key_numeric_datum).
+ */
+bool
+sort_key_numeric_rebuilds(const SortKeyBits *bits)
+{
+	return bits->kind == SORT_KEY_NUMERIC && bits->scale >= 0 &&
+		bits->scale <= NUMERIC_PACKED_MAX_PRECISION;
+}
+
+/* sort_key_numeric's bits of a value that sort_key_numeric_datum gives back as it is */
+bool
+sort_key_numeric_column(const SortKeyBits *bits, Datum value, uint64 *word)
+{
+	return numeric_word(bits, value, word, true);
+}
+
+/*
+ * The numeric of bits's key whose SORT_KEY_NUMERIC bits are word, as
+ * numeric.c's make_result stores it (base-10000 digits without leading or
+ * trailing zeros, the short format, the typmod's display scale), written
+ * to buf (SORT_KEY_NUMERIC_DATUM_MAX bytes) with a 1-byte varlena header,
+ * as a tuple holds it; where sort_key_numeric_rebuilds.
+ */
+void
+sort_key_numeric_datum(const SortKeyBits *bits, uint64 word, char *buf)
+{
+	uint64		half = (uint64) 1 << (bits->width - 1);
+	int			scale = bits->scale;
+	uint16		header;
+	int16		digits[12];
+	int			first;			/* digits[first..last): the number's */
+	int			last;
+	int			weight;
+	bool		negative;
+	uint64		magnitude;
+	uint64		whole;
+	uint64		fraction;
+
+	Assert(sort_key_numeric_rebuilds(bits));
+	if (word >= 2 * half - 2 || word == 0)
+	{
+		header = word == 0 ? NUMERIC_NINF : word == 2 * half - 2 ? NUMERIC_PINF : NUMERIC_NAN;
+		SET_VARSIZE_SHORT(buf, VARHDRSZ_SHORT + sizeof(uint16));
+		memcpy(buf + VARHDRSZ_SHORT, &header, sizeof(header));
+		return;
+	}
+	negative = word < half;
+	magnitude = negative ? half - word : word - half;
+	whole = magnitude / (uint64) powers_of_ten[scale];
+	fraction = magnitude % (uint64) powers_of_ten[scale];
+
+	/*
+	 * The fraction's digits from the right: the last holds the scale's
+	 * digits past a multiple of 4, the rest 4 each; then the whole part's
+	 * to the left of the point.  Digit 6 is the first after the point.
+	 */
+	last = 6 + (scale + NUMERIC_NBASE_DIGITS - 1) / NUMERIC_NBASE_DIGITS;
+	first = last;
+	if (scale % NUMERIC_NBASE_DIGITS != 0)
+	{
+		int			m = scale % NUMERIC_NBASE_DIGITS;
+
+		digits[--first] = (int16) ((fraction % (uint64) powers_of_ten[m]) *
+								   (uint64) powers_of_ten[NUMERIC_NBASE_DIGITS - m]);
+		fraction /= (uint64) powers_of_ten[m];
+	}
+	while (first > 6)
+	{
+		digits[--first] = (int16) (fraction % 10000);
+		fraction /= 10000;
+	}
+	for (; whole > 0; whole /= 10000)
+		digits[--first] = (int16) (whole % 10000);
+	weight = 5 - first;
+	while (first < last && digits[first] == 0)
+	{
+		first++;
+		weight--;
+	}
+	while (last > first && digits[last - 1] == 0)
+		last--;
+	if (first == last)
+	{
+		weight = 0;
+		negative = false;
+	}
+	header = NUMERIC_SHORT | (negative ? NUMERIC_SHORT_SIGN_MASK : 0) |
+		(scale << NUMERIC_SHORT_DSCALE_SHIFT) |
+		(weight < 0 ? NUMERIC_SHORT_WEIGHT_SIGN_MASK : 0) | (weight & NUMERIC_SHORT_WEIGHT_MASK);
+	SET_VARSIZE_SHORT(buf, VARHDRSZ_SHORT + sizeof(uint16) * (1 + last - first));
+	memcpy(buf + VARHDRSZ_SHORT, &header, sizeof(header));
+	memcpy(buf + VARHDRSZ_SHORT + sizeof(uint16), digits + first, sizeof(int16) * (last - first));
 }
 
 /* What interval_cmp compares: the span in microseconds, a month as 30 days. */

@@ -149,6 +149,17 @@ extern uint64 sort_key_value(const SortKeyBits *bits, Datum value, struct SortSu
 extern void sort_key_numeric_typmod(Oid type, int32 typmod, SortKeyBits *bits);
 extern bool sort_key_numeric(const SortKeyBits *bits, Datum value, uint64 *word);
 
+/*
+ * A numeric(p,s) key column kept as its bits alone (the sort node's
+ * columnar rows): whether the key's bits give its values back, a value's
+ * bits where they do (false: not at the typmod's display scale), and the
+ * value again from its bits.
+ */
+#define SORT_KEY_NUMERIC_DATUM_MAX 32
+extern bool sort_key_numeric_rebuilds(const SortKeyBits *bits);
+extern bool sort_key_numeric_column(const SortKeyBits *bits, Datum value, uint64 *word);
+extern void sort_key_numeric_datum(const SortKeyBits *bits, uint64 word, char *buf);
+
 /* SORT_KEY_STRXFRM's conversion: its locale and buffers */
 typedef struct SortKeyXfrm SortKeyXfrm;
 extern SortKeyXfrm *sort_key_xfrm_begin(Oid collation, Oid type, bool transform);
