@@ -68,43 +68,13 @@ FROM generate_series(1, 20000) n;
 UPDATE nc SET w = a;
 ANALYZE nc;
 
--- whether q's plan has the node
-CREATE FUNCTION nc_uses_node(q text) RETURNS bool LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		IF line LIKE '%Custom Scan (gpusort)%' THEN
-			RETURN true;
-		END IF;
-	END LOOP;
-	RETURN false;
-END $$;
-
 -- cols (the first named x) ordered by keys under the node, against Sort with
 -- ctid last (the node keeps peers in input order), each row with x's binary
--- form and size: 'ok', 'not used' or what differs
-CREATE FUNCTION nc_check(cols text, keys text, lim text DEFAULT '') RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	outer_q text := 'SELECT count(*) || '':'' || coalesce(md5(string_agg(r::text || ''/'' || '
-		'coalesce(numeric_send(r.x)::text, ''-'') || ''/'' || coalesce(pg_column_size(r.x), -1), '','')), '''') FROM (';
-	q text := 'SELECT ' || cols || ' FROM nc ORDER BY ' || keys;
-	got text;
-	want text;
-BEGIN
-	IF NOT nc_uses_node(q || lim) THEN
-		RETURN 'not used';
-	END IF;
-	SET LOCAL gpusort.enable_sort = on;
-	EXECUTE outer_q || q || lim || ') r' INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE outer_q || q || ', ctid' || lim || ') r' INTO want;
-	IF got IS DISTINCT FROM want THEN
-		RETURN 'differs: ' || got || ' vs ' || want;
-	END IF;
-	RETURN 'ok';
-END $$;
+-- form and size (node_check, include/helpers.sql): 'ok', 'not used' or what
+-- differs
+CREATE FUNCTION nc_check(cols text, keys text, lim text DEFAULT '') RETURNS text LANGUAGE sql
+	RETURN node_check('SELECT r.*, numeric_send(r.x), pg_column_size(r.x) FROM (SELECT ' || cols ||
+					  ' FROM nc ORDER BY ' || keys, ', ctid', lim || ') r');
 
 -- one column, each scale; with int8 and int4 columns; DESC and NULLS FIRST
 SELECT cols, keys, nc_check(cols, keys)
@@ -142,19 +112,7 @@ SELECT (SELECT substring(plan_value('SELECT a, id FROM nc ORDER BY a', 'Sort Mem
 
 -- the node under a GroupAggregate, DISTINCT, a merge join and windows
 SET enable_hashagg = off;
-CREATE FUNCTION nc_same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	got text;
-	want text;
-BEGIN
-	SET LOCAL gpusort.enable_sort = on;
-	EXECUTE 'SELECT count(*) || '':'' || md5(string_agg(r::text, '','')) FROM (' || q || ') r' INTO got;
-	SET LOCAL gpusort.enable_sort = off;
-	EXECUTE 'SELECT count(*) || '':'' || md5(string_agg(r::text, '','')) FROM (' || q || ') r' INTO want;
-	RETURN CASE WHEN got IS DISTINCT FROM want THEN 'differs: ' || got || ' vs ' || want
-				WHEN NOT nc_uses_node(q) THEN 'not used' ELSE 'ok' END;
-END $$;
-SELECT q, nc_same(q)
+SELECT q, node_check(q, '')
 FROM unnest(ARRAY[
 	'SELECT a, count(*), sum(id) FROM nc GROUP BY a',
 	'SELECT DISTINCT g FROM nc',
@@ -172,16 +130,16 @@ RESET enable_hashagg;
 
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
-SELECT nc_same('SELECT x.a, x.id, y.id FROM (SELECT a, id FROM nc WHERE id % 3 = 0) x
-				JOIN (SELECT a, id FROM nc WHERE id % 2 = 0) y ON x.a = y.a ORDER BY x.id, y.id') AS merge_join;
+SELECT node_check('SELECT x.a, x.id, y.id FROM (SELECT a, id FROM nc WHERE id % 3 = 0) x
+				JOIN (SELECT a, id FROM nc WHERE id % 2 = 0) y ON x.a = y.a ORDER BY x.id, y.id', '') AS merge_join;
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
 -- rescans: a lateral subquery and a subplan, the node inside each
-SELECT nc_same('SELECT k.v, s.x FROM (VALUES (1), (2), (3)) k(v),
-				LATERAL (SELECT a AS x FROM nc WHERE g > k.v ORDER BY a LIMIT 5 OFFSET 2) s') AS lateral_rescans,
-	   nc_same('SELECT v, (SELECT max(x) FROM (SELECT d AS x FROM nc WHERE g > v ORDER BY d LIMIT 7) s)
-				FROM (VALUES (1), (-3), (40)) k(v)') AS subplan_rescans;
+SELECT node_check('SELECT k.v, s.x FROM (VALUES (1), (2), (3)) k(v),
+				LATERAL (SELECT a AS x FROM nc WHERE g > k.v ORDER BY a LIMIT 5 OFFSET 2) s', '') AS lateral_rescans,
+	   node_check('SELECT v, (SELECT max(x) FROM (SELECT d AS x FROM nc WHERE g > v ORDER BY d LIMIT 7) s)
+				FROM (VALUES (1), (-3), (40)) k(v)', '') AS subplan_rescans;
 
 -- a scroll cursor: backwards, absolute, and past either end
 BEGIN;
@@ -208,8 +166,8 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
-SELECT nc_same('SELECT a, id FROM nc ORDER BY a, id') AS parallel,
-	   nc_same('SELECT h, b, pg_column_size(h) FROM (SELECT h, b FROM nc ORDER BY h DESC, b, id OFFSET 0) s')
+SELECT node_check('SELECT a, id FROM nc ORDER BY a, id', '') AS parallel,
+	   node_check('SELECT h, b, pg_column_size(h) FROM (SELECT h, b FROM nc ORDER BY h DESC, b, id OFFSET 0) s', '')
 		   AS parallel_two_keys;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
@@ -227,8 +185,8 @@ SELECT n, CASE n % 3 WHEN 0 THEN n * 1.25 + 100000 WHEN 1 THEN n + 0.5 ELSE n EN
 UPDATE pg_attribute SET atttypmod = ((15 << 16) | 2) + 4
 WHERE attrelid = 'nc_loose'::regclass AND attname = 'v';
 SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'nc_loose'::regclass AND attname = 'v';
-SELECT nc_same('SELECT v, id FROM nc_loose ORDER BY v DESC') AS loose,
-	   nc_same('SELECT v, id FROM nc_loose WHERE id % 3 = 0 ORDER BY v') AS loose_at_scale,
+SELECT node_check('SELECT v, id FROM nc_loose ORDER BY v DESC', '') AS loose,
+	   node_check('SELECT v, id FROM nc_loose WHERE id % 3 = 0 ORDER BY v', '') AS loose_at_scale,
 	   plan_value('SELECT v, id FROM nc_loose ORDER BY v', 'Sort Device', 'ANALYZE, COSTS OFF, TIMING OFF')
 		   LIKE '%tuplesort%' AS loose_to_tuplesort;
 SELECT v FROM nc_loose WHERE id < 6 ORDER BY v;
