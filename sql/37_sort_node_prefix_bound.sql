@@ -265,6 +265,18 @@ SELECT pb_node('SELECT id, t FROM pb ORDER BY t COLLATE "C" LIMIT 10') AS c_node
 			ELSE false END AS icu_node,
 	   CASE WHEN :'libc_coll' <> '' THEN pb_node(format('SELECT id, t FROM pb ORDER BY t COLLATE %I LIMIT 10', :'libc_coll'))
 			ELSE false END AS libc_node;
+-- nor where each value of the first key has more rows than the bound, by
+-- the column's statistics: its leading bits would tie at the cut, and the
+-- node would give its rows to a tuplesort's bounded heap, Sort's plan; a
+-- first key that packs exactly prunes whatever its ties
+CREATE TABLE pb_cat AS
+SELECT lpad((g % 100)::text, 3, '0') || ' category' AS cat, (g * 7919 % 100003) / 100.0 AS m, g AS id
+FROM generate_series(1, 100000) g;
+ANALYZE pb_cat;
+SELECT pb_node('SELECT cat, m FROM pb_cat ORDER BY cat COLLATE "C", m LIMIT 100') AS few_values_node,
+	   pb_node('SELECT cat, m FROM pb_cat ORDER BY cat COLLATE "C", m LIMIT 2000') AS few_values_2000_node,
+	   pb_node('SELECT cat, id FROM pb_cat ORDER BY id, cat LIMIT 100') AS exact_node;
+DROP TABLE pb_cat;
 DROP FUNCTION pb_node(text);
 
 DROP TABLE pb, pb_on;

@@ -32,6 +32,7 @@
 #include "access/parallel.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
@@ -59,6 +60,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "utils/syscache.h"
 #include "utils/tuplesort.h"
 
 
@@ -570,6 +572,50 @@ leading_bits_prune(List *private)
 	return kb.kind != SORT_KEY_NONE && kb.kind != SORT_KEY_STRXFRM;
 }
 
+/* The range table of the plan that swap_sorts walks (first_key_group). */
+static List *plan_rtable = NIL;
+
+/*
+ * How many of sort's rows have each value of its first key, on average, by
+ * the column's statistics (pg_statistic's stadistinct, its NULLs left out),
+ * where that key is a column of a table that sort's input scans; else -1.
+ */
+static double
+first_key_group(Sort *sort)
+{
+	TargetEntry *tle = get_tle_by_resno(outerPlan(sort)->targetlist, sort->sortColIdx[0]);
+	Var		   *var;
+	RangeTblEntry *rte;
+	HeapTuple	tuple;
+	double		rows = sort->plan.plan_rows;
+	double		distinct;
+	double		nullfrac;
+
+	if (tle == NULL || !IsA(tle->expr, Var))
+		return -1;
+	var = (Var *) tle->expr;
+	/* an input that is not a scan names its columns by OUTER_VAR and the like */
+	if (IS_SPECIAL_VARNO(var->varno) || var->varno < 1 || var->varno > list_length(plan_rtable) ||
+		var->varattno <= 0)
+		return -1;
+	rte = rt_fetch(var->varno, plan_rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return -1;
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(var->varattno),
+							BoolGetDatum(rte->inh));
+	if (!HeapTupleIsValid(tuple))
+		return -1;
+	distinct = ((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct;
+	nullfrac = ((Form_pg_statistic) GETSTRUCT(tuple))->stanullfrac;
+	ReleaseSysCache(tuple);
+	rows *= 1.0 - nullfrac;
+	/* 0: unknown; below 0: minus the fraction of the rows that are distinct */
+	if (distinct == 0)
+		return -1;
+	distinct = distinct > 0 ? distinct : -distinct * rows;
+	return rows / Max(distinct, 1.0);
+}
+
 /*
  * Whether the node should take sort's place: its keys pack, and it expects
  * at least node_min_rows() rows that fit in work_mem (gpusort.sort_node_min_rows
@@ -591,6 +637,7 @@ worth_swapping(Sort *sort, List *private, double bound, bool by_limit)
 {
 	double		rows = sort->plan.plan_rows;
 	bool		exact;
+	bool		exact_prune;
 	bool		prunes;
 	List	   *exprs = NIL;
 	ListCell   *lc;
@@ -601,9 +648,17 @@ worth_swapping(Sort *sort, List *private, double bound, bool by_limit)
 		return false;
 	foreach(lc, outerPlan(sort)->targetlist)
 		exprs = lappend(exprs, ((TargetEntry *) lfirst(lc))->expr);
-	prunes = bound >= 0 &&
-		((key_bits(private, exprs, true, &exact) <= (by_limit ? 128 : 64) && exact) ||
-		 (by_limit && leading_bits_prune(private)));
+	exact_prune = bound >= 0 && key_bits(private, exprs, true, &exact) <= (by_limit ? 128 : 64) && exact;
+	prunes = exact_prune || (bound >= 0 && by_limit && leading_bits_prune(private));
+
+	/*
+	 * Pruning by the first key's leading bits keeps every row that ties with
+	 * the bound's last on them; where each of its values has more rows than
+	 * the bound, the node would find those ties at its first pruning and give
+	 * its rows to a tuplesort's bounded heap, which is Sort's own plan.
+	 */
+	if (prunes && !exact_prune && first_key_group(sort) > bound)
+		return false;
 	/*
 	 * A small bound: where the node prunes, has rows enough to prune often,
 	 * and Sort's heap pays for each row: a copy of more than a word, or
@@ -1305,10 +1360,12 @@ sort_node_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (!gpusort_enable_sort)
 		return stmt;
 	initplan_params = NULL;
+	plan_rtable = stmt->rtable;
 	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL, NULL);
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL, NULL);
 	initplan_params = NULL;
+	plan_rtable = NIL;
 	return stmt;
 }
 
