@@ -3984,7 +3984,8 @@ compare_bits(Datum a, Datum b, SortSupport ssup)
  * Each key's leading bits, with its abbreviated key's conversion where that
  * gives them, and its full comparator for the rows whose bits are equal; at
  * the first sort, as Sort prepares its keys (an EXPLAIN without ANALYZE
- * prepares nothing).  Bits are kept up to the first key that gives none or
+ * prepares nothing; begin_sort only looks at the bits of numeric key
+ * columns, numeric_bits_column).  Bits are kept up to the first key that gives none or
  * that is not exact: past that, bits would order rows that the pass must
  * see as one run.
  */

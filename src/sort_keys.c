@@ -383,7 +383,9 @@ numeric_scaled(const char *data, Size len, int scale, int64 limit, int64 *scaled
 		 * The digits read as one integer in units of 10000^-groups, the
 		 * scale's fraction rounded up to whole digits (10000^top the first
 		 * digit's unit), then divided down to the scale's units.  From
-		 * top 7 on, the value times 10^scale is at least 10^25, past every
+		 * top 7 on, the value times 10^scale is at least 10^25 where the
+		 * first digit is not 0 (make_result strips leading zeros; a value
+		 * stored otherwise is refused here, and goes Sort's way), past every
 		 * limit; below it, the integer stays under 10^28.
 		 */
 		int			groups = (scale + NUMERIC_NBASE_DIGITS - 1) / NUMERIC_NBASE_DIGITS;
@@ -539,6 +541,10 @@ sort_key_numeric_column(const SortKeyBits *bits, Datum value, uint64 *word)
  * to buf (SORT_KEY_NUMERIC_DATUM_MAX bytes) with a 1-byte varlena header,
  * as a tuple holds it; where sort_key_numeric_rebuilds.
  */
+/* at most 5 digits before the point and 5 after (18 decimal digits, scale <= 18) */
+StaticAssertDecl(VARHDRSZ_SHORT + sizeof(uint16) * (1 + 10) <= SORT_KEY_NUMERIC_DATUM_MAX,
+				 "SORT_KEY_NUMERIC_DATUM_MAX holds no rebuilt numeric");
+
 void
 sort_key_numeric_datum(const SortKeyBits *bits, uint64 word, char *buf)
 {
