@@ -1506,12 +1506,15 @@ read_input(SortNodeState *state)
 	int64		limit = (int64) work_mem * 1024;
 	bool		timing = (state->css.ss.ps.instrument != NULL);
 	bool		batching = false;
+	bool		late_bits = false;	/* a column kept as the bits of a key past nvalued */
 
 	for (int k = 0; k < state->nvalued; k++)
 	{
 		state->keys[k].batched = batched_key(state, k);
 		batching = batching || state->keys[k].batched;
 	}
+	for (int c = 0; state->columnar && c < state->ncols; c++)
+		late_bits = late_bits || state->bits_column[c] >= state->nvalued;
 	if (batching && state->batches == NULL)
 		state->batches = MemoryContextAllocZero(state->tuple_context,
 												sizeof(XfrmBatch *) * state->nvalued);
@@ -1612,7 +1615,7 @@ read_input(SortNodeState *state)
 			}
 		}
 		/* the columns kept as the bits of a key past those read above */
-		for (int c = 0; state->columnar && c < state->ncols && !unpackable; c++)
+		for (int c = 0; late_bits && c < state->ncols && !unpackable; c++)
 		{
 			bool		isnull;
 			Datum		value;
