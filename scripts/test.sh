@@ -1,7 +1,8 @@
 #!/bin/bash
 # scripts/test.sh: sets up what is missing, builds and installs gpusort, runs
 # the pg_regress suite in a throwaway cluster, the C tests of kernels/, the
-# hardening tests and the other checks below, and ends with two lines: the
+# hardening tests and the other checks below, and ends with the failed tests
+# again, one line each under "== failed (N):" (none when all passed), the
 # stages that did not run and why ("== skipped: ..."), then
 # "N passed, N failed, N skipped" (N skipped: how many stages did not run).
 #
@@ -50,6 +51,17 @@ IFS=, read -r -a pg_list <<<"${pgs:-default}"
 passed=0
 failed=0
 skipped=()
+failures=()
+
+# note_failures STAGE LOG: keeps the failed tests' lines of a stage's log
+# (TAP "not ok", pg_regress "... FAILED", a hardening area's summary with
+# failures) to list them again at the end, where a log's tail shows them
+note_failures() {
+	local line
+	while IFS= read -r line; do
+		failures+=("$1: ${line:0:240}")
+	done < <(grep -E 'not ok +[0-9]+|\.\.\. FAILED|^# [a-z0-9-]+ +[0-9]+ passed, [1-9][0-9]* failed' "$2" || true)
+}
 
 # skip STAGE: a stage that did not run, with why in STAGE ("Citus (no source in DIR)")
 skip() {
@@ -57,8 +69,8 @@ skip() {
 	gs_log "SKIPPED: $1"
 }
 
-# adds the last "N passed, N failed" line of the log $1 to the counts; a log
-# without one (the program did not finish) counts one failure
+# adds the last "N passed, N failed" line of the log $1 of the stage $2 to the
+# counts; a log without one (the program did not finish) counts one failure
 add_subtotal() {
 	local line
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -1 || true)
@@ -67,7 +79,9 @@ add_subtotal() {
 		failed=$((failed + $(echo "$line" | awk '{print $3}')))
 	else
 		failed=$((failed + 1))
+		failures+=("$2: ended without its counts")
 	fi
+	note_failures "$2" "$1"
 }
 
 # shows a program's output with its own "N passed, N failed" lines reworded
@@ -81,7 +95,7 @@ for t in test/scripts/*.sh; do
 	gs_log "$t"
 	tlog=$(mktemp)
 	bash "$t" 2>&1 | tee "$tlog" | subtotals || true
-	add_subtotal "$tlog"
+	add_subtotal "$tlog" "$t"
 	rm -f "$tlog"
 done
 
@@ -97,7 +111,9 @@ run_regress() {
 	f=$(grep -cE '^ *(test +)?[^ ]+ +\.\.\. FAILED|^not ok +[0-9]+ +- ' "$log" || true)
 	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
 		f=1		# the suite did not run at all
+		failures+=("pg_regress on $(pg_config --version): no test ran")
 	fi
+	note_failures "pg_regress on $(pg_config --version)" "$log"
 	[ -f regression.diffs ] && { gs_log "differences (regression.diffs):"; head -200 regression.diffs; }
 	gs_log "pg_regress against $(pg_config --version): $p ok, $f not ok"
 	passed=$((passed + p))
@@ -131,7 +147,9 @@ for pg in "${pg_list[@]}"; do
 		# a program that crashed or failed without TAP lines still counts as a failure
 		if grep -qE '^make(\[[0-9]+\])?: \*\*\*' "$GS_PGDIR/check-kernels.log" && [ "$f" -eq 0 ]; then
 			f=1
+			failures+=("C tests: $(grep -E '^make(\[[0-9]+\])?: \*\*\*' "$GS_PGDIR/check-kernels.log" | head -1)")
 		fi
+		note_failures "C tests" "$GS_PGDIR/check-kernels.log"
 		passed=$((passed + p))
 		failed=$((failed + f))
 	fi
@@ -143,7 +161,7 @@ for pg in "${pg_list[@]}"; do
 		gs_log "the README's examples (scripts/readme-check.sh)"
 		rlog=$(mktemp)
 		bash scripts/readme-check.sh --no-build 2>&1 | tee "$rlog" | subtotals || true
-		add_subtotal "$rlog"
+		add_subtotal "$rlog" "README examples ($(pg_config --version))"
 		rm -f "$rlog"
 	elif [ "$first" = 1 ]; then
 		skip "the README's examples (GS_SKIP_README=1)"
@@ -156,7 +174,7 @@ for pg in "${pg_list[@]}"; do
 		hlog=$(mktemp)
 		bash scripts/hardening.sh --device cpu --quick --no-build --budget 1200 \
 			${GS_HARDENING_ONLY:+--only "$GS_HARDENING_ONLY"} 2>&1 | tee "$hlog" | subtotals || true
-		add_subtotal "$hlog"
+		add_subtotal "$hlog" hardening
 		line=$(sed -n 's/^# skipped for want of time: //p' "$hlog" | tail -1)
 		[ -z "$line" ] || skip "hardening areas ${line// /, } (past the time budget)"
 		rm -f "$hlog"
@@ -171,12 +189,17 @@ for pg in "${pg_list[@]}"; do
 	if [ "${GS_SKIP_PG_SUITE:-0}" != 1 ]; then
 		gs_log "PostgreSQL $major's own regression suite with and without gpusort (scripts/pg-regress-suite.sh, a few minutes)"
 		rc=0
-		bash scripts/pg-regress-suite.sh --pg "$major" --no-build "$@" 2>&1 | subtotals || rc=$?
+		slog=$(mktemp)
+		bash scripts/pg-regress-suite.sh --pg "$major" --no-build "$@" 2>&1 | tee "$slog" | subtotals || rc=$?
 		case $rc in
 		0) passed=$((passed + 1)) ;;
 		3) skip "PostgreSQL $major's own regression suite (no source in $(gs_pg_src_dir))" ;;
-		*) failed=$((failed + 1)) ;;
+		*)
+			failed=$((failed + 1))
+			failures+=("PostgreSQL $major's own suite (exit $rc): $(grep -E '^pg-regress-suite ' "$slog" | tail -1)")
+			;;
 		esac
+		rm -f "$slog"
 	else
 		skip "PostgreSQL $major's own regression suite (GS_SKIP_PG_SUITE=1)"
 	fi
@@ -194,7 +217,7 @@ if [ "${GS_SKIP_PACKAGE:-0}" != 1 ] && [ -f scripts/package-check.sh ]; then
 	if [ "$rc" = 3 ]; then
 		skip "the Debian package (its build dependencies are missing)"
 	else
-		add_subtotal "$plog"
+		add_subtotal "$plog" "Debian package"
 	fi
 	rm -f "$plog"
 elif [ "${GS_SKIP_PACKAGE:-0}" = 1 ]; then
@@ -220,12 +243,16 @@ elif [ -f scripts/citus-check.sh ]; then
 		why=$(sed -nE 's/ \(set GS_CITUS_SRC\)$//; s/^citus-check.sh: //p' "$clog" | tail -1)
 		skip "Citus (${why:-its source or build is missing})"
 	else
-		add_subtotal "$clog"
+		add_subtotal "$clog" Citus
 	fi
 	rm -f "$clog"
 fi
 
-# the stages that did not run, then the counts
+# the failed tests again, the stages that did not run, then the counts
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "== failed (${#failures[@]}):"
+	for line in "${failures[@]}"; do echo "==   $line"; done
+fi
 line=nothing
 [ ${#skipped[@]} -eq 0 ] || line=$(printf '%s, ' "${skipped[@]}")
 echo "== skipped: ${line%, }"
