@@ -301,6 +301,9 @@ typedef struct SortNodeState
 	bool		prune_prefix;	/* under a LIMIT, the pruning words are the
 								 * keys' leading bits only: a row whose word
 								 * equals the bound's last is kept too */
+	bool		prune_no_nulls; /* the pruning words have no NULL bits (the
+								 * keys fill the words without them): the
+								 * pruning ends at the first NULL of a key */
 	int			prune_bits;		/* the pruning words' width, up to 128 */
 	PackLayout	prune_layout;
 	int64		prune_at;
@@ -675,6 +678,7 @@ set_bound(SortNodeState *state)
 	state->bound = current_bound(state);
 	state->pruning = false;
 	state->prune_prefix = false;
+	state->prune_no_nulls = false;
 	state->have_threshold = false;
 	/* a bound in each partition: every row is read, and cut after the sort */
 	if (state->bound < 0 || state->part_keys > 0)
@@ -693,6 +697,35 @@ set_bound(SortNodeState *state)
 	state->prune_bits = bits;
 	/* past what the row arrays can hold, the rows are read whole */
 	state->pruning = (exact && bits <= max_bits && state->bound <= PG_UINT32_MAX / 4);
+
+	/*
+	 * Keys that fill the words exactly but for their NULL bits (a float8,
+	 * int8 or timestamp key under a run condition, two of them under a
+	 * LIMIT): words without NULL bits while the keys have no NULLs.  A row
+	 * passed over before a key's first NULL had bound rows (and under a run
+	 * condition the next peer group) before it among the rows read then, and
+	 * has them still, whatever the NULLs sort before or after.
+	 */
+	exact = (state->nvalued == state->nkeys);
+	bits = 0;
+	for (int k = 0; k < state->nkeys && exact; k++)
+	{
+		exact = state->keys[k].bits.exact;
+		bits += state->keys[k].bits.width;
+	}
+	if (!state->pruning && exact && bits <= max_bits && state->bound <= PG_UINT32_MAX / 4)
+	{
+		bits = 0;
+		for (int k = state->nkeys - 1; k >= 0; k--)
+		{
+			state->prune_layout.shift[k] = bits;
+			state->prune_layout.drop[k] = 0;
+			bits += state->keys[k].bits.width;
+		}
+		state->prune_layout.nkeys = state->nkeys;
+		state->prune_bits = bits;
+		state->pruning = state->prune_no_nulls = true;
+	}
 	if (!state->pruning && !state->bound_peers && state->bound <= PG_UINT32_MAX / 4 &&
 		prefix_layout(state, &state->prune_layout, &state->prune_bits))
 		state->pruning = state->prune_prefix = true;
@@ -702,6 +735,30 @@ set_bound(SortNodeState *state)
 }
 
 static uint8 *alloc_null_flags(SortNodeState *state);
+
+/*
+ * A key's first NULL where the pruning words have no NULL bits: under a
+ * LIMIT the rows read from here on are pruned by the first key's leading
+ * bits and a NULL bit each (prefix_layout), every key's NULL flags made
+ * now (the rows before had none); under a run condition they are all held.
+ * The rows held stay: each row passed over had the bound's rows before it,
+ * and has them still.
+ */
+static void
+prune_with_nulls(SortNodeState *state)
+{
+	state->pruning = state->prune_no_nulls = state->have_threshold = false;
+	if (!state->bound_peers && prefix_layout(state, &state->prune_layout, &state->prune_bits))
+	{
+		for (int k = 0; k < state->prune_layout.nkeys; k++)
+		{
+			if (state->nulls[k] == NULL)
+				state->nulls[k] = alloc_null_flags(state);
+		}
+		state->pruning = state->prune_prefix = true;
+	}
+}
+
 static inline uint128 packed_key(SortNodeState *state, const PackLayout *layout, int64 i);
 static void argsort_words(SortNodeState *state, const void *words, int64 n, int bits,
 						  uint32 *perm, int64 limit);
@@ -1072,8 +1129,8 @@ grow_rows(SortNodeState *state, int64 limit)
 		move_row_arrays(state, capacity);
 	state->mem_used += (capacity - old) * row_array_bytes(state);
 	state->capacity = capacity;
-	/* a pruned sort's words have a NULL bit for every key they hold */
-	for (int k = 0; old == 0 && state->pruning && k < state->prune_layout.nkeys; k++)
+	/* a pruned sort's words have a NULL bit for every key they hold, but for prune_no_nulls */
+	for (int k = 0; old == 0 && state->pruning && !state->prune_no_nulls && k < state->prune_layout.nkeys; k++)
 		state->nulls[k] = alloc_null_flags(state);
 	return true;
 }
@@ -1552,6 +1609,8 @@ read_input(SortNodeState *state)
 					state->nulls[k] = alloc_null_flags(state);
 				state->nulls[k][state->ntuples] = 1;
 				state->values[k][state->ntuples] = 0;
+				if (state->prune_no_nulls)
+					prune_with_nulls(state);
 			}
 			else
 			{
