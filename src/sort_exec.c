@@ -3720,7 +3720,8 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
  * - rows of GATHER_MAX_WIDTH bytes or less on average: a wider row's miss
  *   is a small part of reading it, and its copy costs its bytes;
  * - within work_mem, which must hold both copies for the time of the copy
- *   (mem_peak, which Sort Memory counts).
+ *   (mem_peak, which Sort Memory counts); under a bound the block holds the
+ *   first n rows only.
  *
  * A block that
  * cannot be allocated leaves the rows where they are.  Tuples handed by
@@ -3744,8 +3745,22 @@ gather_tuples(SortNodeState *state, int64 n)
 	int64		slice = Min(Max(GATHER_SLICE_BYTES / Max(width, 1), GATHER_MIN_ROWS),
 							INT64CONST(1) << 21);
 
-	if (n < GATHER_MIN_ROWS || width > GATHER_MAX_WIDTH ||
-		state->mem_used + state->row_bytes > (int64) work_mem * 1024)
+	if (n < GATHER_MIN_ROWS || width > GATHER_MAX_WIDTH)
+		return;
+	/* a bound's first n of more rows held: a block of their bytes alone */
+	if (n < state->ntuples)
+	{
+		Size		bytes = 0;
+
+		for (int64 i = 0; i < n; i++)
+		{
+			if (i + 8 < n)
+				prefetch_tuple(state->tuples[i + 8]);
+			bytes += TYPEALIGN(8, state->tuples[i]->t_len);
+		}
+		room = Max(bytes, 1);
+	}
+	if (state->mem_used + (int64) room > (int64) work_mem * 1024)
 		return;
 #ifdef GS_INJECTION_POINTS
 	/* tests: no copy, or one on fewer threads than pay */
