@@ -10,8 +10,9 @@
 -- <= and < k with ties at the cut, k of 1, past the pruning size and past
 -- the rows, DESC, NULLs from the first row, from late in the input and on
 -- the last row only, under NULLS FIRST and LAST, LIMIT and OFFSET, a
--- generic plan's parameter, parallel workers; and that the node held fewer
--- rows where it pruned (its memory).
+-- generic plan's parameter, parallel workers; that the node held fewer
+-- rows where it pruned (its memory); and that the planner counts on it
+-- where the key columns have no NULLs.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
@@ -157,6 +158,22 @@ SELECT plan_value('SELECT bn, b2, id FROM pn ORDER BY bn, b2 LIMIT 100', 'Sort B
 	   pn_memory_kb('SELECT bn, b2, id FROM pn ORDER BY bn, b2 LIMIT 100') * 3 <
 	   pn_memory_kb('SELECT fn, b2, id FROM pn ORDER BY fn, b2 LIMIT 100 OFFSET 29000')
 		   AS limit_late_nulls_held_less;
+
+-- the planner: where a key column has no NULL (by its statistics, or NOT
+-- NULL), the node prunes, so a run condition's node takes more rows than
+-- work_mem holds; over a column with NULLs Sort keeps them
+RESET gpusort.sort_node_min_rows;
+SET work_mem = '512kB';
+CREATE TEMP TABLE pn_notnull (id int4, f float8 NOT NULL);
+INSERT INTO pn_notnull SELECT id, f FROM pn;
+SELECT t, c, (SELECT string_agg(l, ' ') FROM rc_plan(format(
+			'SELECT * FROM (SELECT %s, id, rank() OVER (ORDER BY %s) r FROM %s) w WHERE r <= 100', c, c, t)) l)
+		   LIKE '%Custom Scan (gpusort)%Rank Bound: <= 100%' AS node_with_bound
+FROM (VALUES ('pn', 'f'), ('pn', 'b'), ('pn', 't'), ('pn', 'fn'), ('pn', 'fl'), ('pn_notnull', 'f')) v(t, c);
+SELECT rc_check('SELECT * FROM (SELECT f, id, rank() OVER (ORDER BY f) r FROM pn) w WHERE r <= 100') AS planned_f;
+DROP TABLE pn_notnull;
+SET gpusort.sort_node_min_rows = 0;
+SET work_mem = '64MB';
 
 DROP FUNCTION pn_memory_kb(text);
 DROP TABLE pn;

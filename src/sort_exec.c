@@ -272,7 +272,8 @@ typedef struct SortNodeState
 
 	/*
 	 * Under a Limit: the first bound rows are kept (-1: all).  Where the keys
-	 * pack into 128 bits with a NULL bit each, the rows read are pruned to the
+	 * pack into 128 bits with a NULL bit each (or without, while they have no
+	 * NULL: prune_no_nulls), the rows read are pruned to the
 	 * bound's best whenever prune_at are held, and after the first pruning a
 	 * row whose word is not below the bound's last (threshold) is passed
 	 * over as it is read.  Where they do not, but the first key has bits
@@ -664,8 +665,9 @@ prefix_layout(SortNodeState *state, PackLayout *layout, int *bits)
 /*
  * Sets the bound for the next sort, and whether its rows are pruned as they
  * are read: keys that all pack exactly into words of 128 bits (64 under a
- * run condition), a NULL bit each, or under a LIMIT the first key's
- * trusted leading bits (prefix_layout).
+ * run condition), a NULL bit each, or without NULL bits until a key's first
+ * NULL (prune_no_nulls), or under a LIMIT the first key's trusted leading
+ * bits (prefix_layout).
  */
 static void
 set_bound(SortNodeState *state)
@@ -739,8 +741,9 @@ static uint8 *alloc_null_flags(SortNodeState *state);
 /*
  * A key's first NULL where the pruning words have no NULL bits: under a
  * LIMIT the rows read from here on are pruned by the first key's leading
- * bits and a NULL bit each (prefix_layout), every key's NULL flags made
- * now (the rows before had none); under a run condition they are all held.
+ * bits and a NULL bit each (prefix_layout), the NULL flags of the keys in
+ * those words made now (the rows before had none); under a run condition
+ * they are all held.
  * The rows held stay: each row passed over had the bound's rows before it,
  * and has them still.
  */

@@ -30,6 +30,7 @@
 
 #include "access/nbtree.h"
 #include "access/parallel.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
 #include "catalog/pg_statistic.h"
@@ -617,6 +618,52 @@ first_key_group(Sort *sort)
 }
 
 /*
+ * Whether each of sort's keys is a column of a table that sort's input scans
+ * and holds no NULL: declared NOT NULL, or none in its statistics
+ * (pg_statistic's stanullfrac).  The node then prunes a bound's rows by
+ * words without NULL bits (a NULL read after all stops that pruning, never
+ * the answer).
+ */
+static bool
+keys_without_nulls(Sort *sort)
+{
+	for (int k = 0; k < sort->numCols; k++)
+	{
+		TargetEntry *tle = get_tle_by_resno(outerPlan(sort)->targetlist, sort->sortColIdx[k]);
+		Var		   *var;
+		RangeTblEntry *rte;
+		HeapTuple	tuple;
+		bool		no_nulls;
+
+		if (tle == NULL || !IsA(tle->expr, Var))
+			return false;
+		var = (Var *) tle->expr;
+		if (IS_SPECIAL_VARNO(var->varno) || var->varno < 1 || var->varno > list_length(plan_rtable) ||
+			var->varattno <= 0)
+			return false;
+		rte = rt_fetch(var->varno, plan_rtable);
+		if (rte->rtekind != RTE_RELATION)
+			return false;
+		tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(rte->relid), Int16GetDatum(var->varattno));
+		if (!HeapTupleIsValid(tuple))
+			return false;
+		no_nulls = ((Form_pg_attribute) GETSTRUCT(tuple))->attnotnull;
+		ReleaseSysCache(tuple);
+		if (no_nulls)
+			continue;
+		tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(var->varattno),
+								BoolGetDatum(rte->inh));
+		if (!HeapTupleIsValid(tuple))
+			return false;
+		no_nulls = ((Form_pg_statistic) GETSTRUCT(tuple))->stanullfrac == 0;
+		ReleaseSysCache(tuple);
+		if (!no_nulls)
+			return false;
+	}
+	return true;
+}
+
+/*
  * Whether the node should take sort's place: its keys pack, and it expects
  * at least node_min_rows() rows that fit in work_mem (gpusort.sort_node_min_rows
  * at 0 takes every Sort whose keys pack, whatever its estimates).  A sort
@@ -624,7 +671,8 @@ first_key_group(Sort *sort)
  * SORT_NODE_MIN_BOUND stays Sort's top-N heap unless the node prunes; a run
  * condition's bound has no heap to lose to, Sort sorts every row there.  Of
  * keys that pack into 128 bits with a NULL bit each (64 under a run
- * condition), or under a LIMIT a first key of trusted leading bits that are
+ * condition), or without them where they hold no NULL (keys_without_nulls),
+ * or under a LIMIT a first key of trusted leading bits that are
  * cheap to compute (the rows that tie on those are kept as well;
  * leading_bits_prune), a bounded sort keeps about twice its
  * bound in memory; under a small LIMIT the node needs such keys, and twice
@@ -649,6 +697,10 @@ worth_swapping(Sort *sort, List *private, double bound, bool by_limit)
 	foreach(lc, outerPlan(sort)->targetlist)
 		exprs = lappend(exprs, ((TargetEntry *) lfirst(lc))->expr);
 	exact_prune = bound >= 0 && key_bits(private, exprs, true, &exact) <= (by_limit ? 128 : 64) && exact;
+	/* keys that fill the words without their NULL bits, where they have none */
+	if (!exact_prune && bound >= 0 && key_bits(private, exprs, false, &exact) <= (by_limit ? 128 : 64) &&
+		exact && keys_without_nulls(sort))
+		exact_prune = true;
 	prunes = exact_prune || (bound >= 0 && by_limit && leading_bits_prune(private));
 
 	/*
