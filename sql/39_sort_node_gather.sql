@@ -97,14 +97,19 @@ SET gpusort_test.no_gather = on;
 SELECT ga_memory($$SELECT id, rpad(coalesce(s, ''), 300) w FROM ga ORDER BY 2, 1$$) AS wide_no_copy \gset
 SET gpusort_test.no_gather = off;
 SELECT :wide_copy = :wide_no_copy AS wide_rows_as_read;
--- under a bound the block holds the rows returned alone: the first 16,500
--- of 30,000 held (a bound under half the rows prunes nothing) take about
--- half the block of all 30,000
-SELECT ga_memory('SELECT * FROM ga WHERE id <= 30000 ORDER BY m, id LIMIT 16500') AS half_copy,
-	   ga_memory('SELECT * FROM ga WHERE id <= 30000 ORDER BY m, id LIMIT 30000') AS whole_copy \gset
+-- under a bound of at most half the rows held the block holds the rows
+-- returned alone: a run condition over a string key (whose rows are all
+-- held, then cut) keeping 16,500 of 40,000 takes about half the block of
+-- one keeping all 40,000
+SELECT ga_memory($$SELECT * FROM (SELECT s, id, rank() OVER (ORDER BY s COLLATE "C", id) r FROM ga) w
+				   WHERE r <= 16500$$) AS half_copy,
+	   ga_memory($$SELECT * FROM (SELECT s, id, rank() OVER (ORDER BY s COLLATE "C", id) r FROM ga) w
+				   WHERE r <= 40000$$) AS whole_copy \gset
 SET gpusort_test.no_gather = on;
-SELECT ga_memory('SELECT * FROM ga WHERE id <= 30000 ORDER BY m, id LIMIT 16500') AS half_none,
-	   ga_memory('SELECT * FROM ga WHERE id <= 30000 ORDER BY m, id LIMIT 30000') AS whole_none \gset
+SELECT ga_memory($$SELECT * FROM (SELECT s, id, rank() OVER (ORDER BY s COLLATE "C", id) r FROM ga) w
+				   WHERE r <= 16500$$) AS half_none,
+	   ga_memory($$SELECT * FROM (SELECT s, id, rank() OVER (ORDER BY s COLLATE "C", id) r FROM ga) w
+				   WHERE r <= 40000$$) AS whole_none \gset
 SET gpusort_test.no_gather = off;
 SELECT :half_copy > :half_none AS bound_copied,
 	   (:half_copy - :half_none) * 3 < (:whole_copy - :whole_none) * 2 AS bound_block_of_its_rows;

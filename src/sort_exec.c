@@ -3723,8 +3723,8 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
  * - rows of GATHER_MAX_WIDTH bytes or less on average: a wider row's miss
  *   is a small part of reading it, and its copy costs its bytes;
  * - within work_mem, which must hold both copies for the time of the copy
- *   (mem_peak, which Sort Memory counts); under a bound the block holds the
- *   first n rows only.
+ *   (mem_peak, which Sort Memory counts); under a bound of at most half the
+ *   rows held the block holds the first n rows only.
  *
  * A block that
  * cannot be allocated leaves the rows where they are.  Tuples handed by
@@ -3750,21 +3750,6 @@ gather_tuples(SortNodeState *state, int64 n)
 
 	if (n < GATHER_MIN_ROWS || width > GATHER_MAX_WIDTH)
 		return;
-	/* a bound's first n of more rows held: a block of their bytes alone */
-	if (n < state->ntuples)
-	{
-		Size		bytes = 0;
-
-		for (int64 i = 0; i < n; i++)
-		{
-			if (i + 8 < n)
-				prefetch_tuple(state->tuples[i + 8]);
-			bytes += TYPEALIGN(8, state->tuples[i]->t_len);
-		}
-		room = Max(bytes, 1);
-	}
-	if (state->mem_used + (int64) room > (int64) work_mem * 1024)
-		return;
 #ifdef GS_INJECTION_POINTS
 	/* tests: no copy, or one on fewer threads than pay */
 	if (test_flag("gpusort_test.no_gather"))
@@ -3775,6 +3760,26 @@ gather_tuples(SortNodeState *state, int64 n)
 	if (threads < GATHER_MIN_THREADS)
 		return;
 #endif
+
+	/*
+	 * A bound's first n of at least twice as many rows held: a block of
+	 * their bytes alone, counted in one pass over them (a miss a row, on one
+	 * thread, which a bound near the rows held would not repay).
+	 */
+	if (n <= state->ntuples / 2)
+	{
+		Size		bytes = 0;
+
+		for (int64 i = 0; i < n; i++)
+		{
+			if (i + SORT_NODE_PREFETCH < n)
+				prefetch_tuple(state->tuples[i + SORT_NODE_PREFETCH]);
+			bytes += TYPEALIGN(8, state->tuples[i]->t_len);
+		}
+		room = Max(bytes, 1);
+	}
+	if (state->mem_used + (int64) room > (int64) work_mem * 1024)
+		return;
 	/* gs_gather_records places the copies at multiples of 8 from an aligned start */
 	block = MemoryContextAllocExtended(state->tuple_context, room + 8,
 									   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);

@@ -621,8 +621,10 @@ first_key_group(Sort *sort)
  * Whether each of sort's keys is a column of a table that sort's input scans
  * and holds no NULL: declared NOT NULL, or none in its statistics
  * (pg_statistic's stanullfrac).  The node then prunes a bound's rows by
- * words without NULL bits (a NULL read after all stops that pruning, never
- * the answer).
+ * words without NULL bits (a NULL read after all, as under PostgreSQL 18's
+ * NOT NULL NOT VALID or in rows added since the statistics, stops that
+ * pruning, never the answer).  Keys that reach the sort through a join, an
+ * Append or an expression are not known here.
  */
 static bool
 keys_without_nulls(Sort *sort)
