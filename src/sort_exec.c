@@ -668,14 +668,39 @@ prefix_layout(SortNodeState *state, PackLayout *layout, int *bits)
  * run condition), a NULL bit each, or without NULL bits until a key's first
  * NULL (prune_no_nulls), or under a LIMIT the first key's trusted leading
  * bits (prefix_layout).
+ *
+ * exact_prune_layout: where every key is exact, the words of all of them
+ * (first key highest, a NULL bit each with null_bits) into prune_layout,
+ * and their width; past max_bits, or max_bits + 1 where a key is not
+ * exact, they do not fit.
  */
+static int
+exact_prune_layout(SortNodeState *state, bool null_bits, int max_bits)
+{
+	int			bits = 0;
+
+	if (state->nvalued != state->nkeys)
+		return max_bits + 1;
+	for (int k = state->nkeys - 1; k >= 0; k--)
+	{
+		if (!state->keys[k].bits.exact)
+			return max_bits + 1;
+		state->prune_layout.shift[k] = bits;
+		state->prune_layout.drop[k] = 0;
+		bits += state->keys[k].bits.width + (null_bits ? 1 : 0);
+		if (bits > max_bits)
+			return bits;
+	}
+	state->prune_layout.nkeys = state->nkeys;
+	return bits;
+}
+
 static void
 set_bound(SortNodeState *state)
 {
-	int			bits = 0;
-	bool		exact = (state->nvalued == state->nkeys);
 	/* a LIMIT's words may take two halves; a run condition's one (select_peers) */
 	int			max_bits = state->bound_peers ? 64 : 128;
+	int			bits;
 
 	state->bound = current_bound(state);
 	state->pruning = false;
@@ -685,20 +710,12 @@ set_bound(SortNodeState *state)
 	/* a bound in each partition: every row is read, and cut after the sort */
 	if (state->bound < 0 || state->part_keys > 0)
 		return;
-	state->prune_layout.nkeys = state->nkeys;
-	for (int k = state->nkeys - 1; k >= 0; k--)
-	{
-		if (!state->keys[k].bits.exact)
-			exact = false;
-		state->prune_layout.shift[k] = bits;
-		state->prune_layout.drop[k] = 0;
-		bits += state->keys[k].bits.width + 1;
-		if (bits > max_bits)
-			break;
-	}
-	state->prune_bits = bits;
 	/* past what the row arrays can hold, the rows are read whole */
-	state->pruning = (exact && bits <= max_bits && state->bound <= PG_UINT32_MAX / 4);
+	if (state->bound <= PG_UINT32_MAX / 4)
+	{
+		state->prune_bits = bits = exact_prune_layout(state, true, max_bits);
+		state->pruning = (bits <= max_bits);
+	}
 
 	/*
 	 * Keys that fill the words exactly but for their NULL bits (a float8,
@@ -708,23 +725,9 @@ set_bound(SortNodeState *state)
 	 * condition the next peer group) before it among the rows read then, and
 	 * has them still, whatever the NULLs sort before or after.
 	 */
-	exact = (state->nvalued == state->nkeys);
-	bits = 0;
-	for (int k = 0; k < state->nkeys && exact; k++)
+	if (!state->pruning && state->bound <= PG_UINT32_MAX / 4 &&
+		(bits = exact_prune_layout(state, false, max_bits)) <= max_bits)
 	{
-		exact = state->keys[k].bits.exact;
-		bits += state->keys[k].bits.width;
-	}
-	if (!state->pruning && exact && bits <= max_bits && state->bound <= PG_UINT32_MAX / 4)
-	{
-		bits = 0;
-		for (int k = state->nkeys - 1; k >= 0; k--)
-		{
-			state->prune_layout.shift[k] = bits;
-			state->prune_layout.drop[k] = 0;
-			bits += state->keys[k].bits.width;
-		}
-		state->prune_layout.nkeys = state->nkeys;
 		state->prune_bits = bits;
 		state->pruning = state->prune_no_nulls = true;
 	}

@@ -577,6 +577,32 @@ leading_bits_prune(List *private)
 static List *plan_rtable = NIL;
 
 /*
+ * The table column that sort's key k is, where it is one of a table that
+ * sort's input scans: its range table entry, and its attribute number in
+ * *attno; else NULL.
+ */
+static RangeTblEntry *
+sort_key_table_column(Sort *sort, int k, AttrNumber *attno)
+{
+	TargetEntry *tle = get_tle_by_resno(outerPlan(sort)->targetlist, sort->sortColIdx[k]);
+	Var		   *var;
+	RangeTblEntry *rte;
+
+	if (tle == NULL || !IsA(tle->expr, Var))
+		return NULL;
+	var = (Var *) tle->expr;
+	/* an input that is not a scan names its columns by OUTER_VAR and the like */
+	if (IS_SPECIAL_VARNO(var->varno) || var->varno < 1 || var->varno > list_length(plan_rtable) ||
+		var->varattno <= 0)
+		return NULL;
+	rte = rt_fetch(var->varno, plan_rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return NULL;
+	*attno = var->varattno;
+	return rte;
+}
+
+/*
  * How many of sort's rows have each value of its first key, on average, by
  * the column's statistics (pg_statistic's stadistinct, its NULLs left out),
  * where that key is a column of a table that sort's input scans; else -1.
@@ -584,25 +610,16 @@ static List *plan_rtable = NIL;
 static double
 first_key_group(Sort *sort)
 {
-	TargetEntry *tle = get_tle_by_resno(outerPlan(sort)->targetlist, sort->sortColIdx[0]);
-	Var		   *var;
-	RangeTblEntry *rte;
+	AttrNumber	attno;
+	RangeTblEntry *rte = sort_key_table_column(sort, 0, &attno);
 	HeapTuple	tuple;
 	double		rows = sort->plan.plan_rows;
 	double		distinct;
 	double		nullfrac;
 
-	if (tle == NULL || !IsA(tle->expr, Var))
+	if (rte == NULL)
 		return -1;
-	var = (Var *) tle->expr;
-	/* an input that is not a scan names its columns by OUTER_VAR and the like */
-	if (IS_SPECIAL_VARNO(var->varno) || var->varno < 1 || var->varno > list_length(plan_rtable) ||
-		var->varattno <= 0)
-		return -1;
-	rte = rt_fetch(var->varno, plan_rtable);
-	if (rte->rtekind != RTE_RELATION)
-		return -1;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(var->varattno),
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(attno),
 							BoolGetDatum(rte->inh));
 	if (!HeapTupleIsValid(tuple))
 		return -1;
@@ -631,29 +648,21 @@ keys_without_nulls(Sort *sort)
 {
 	for (int k = 0; k < sort->numCols; k++)
 	{
-		TargetEntry *tle = get_tle_by_resno(outerPlan(sort)->targetlist, sort->sortColIdx[k]);
-		Var		   *var;
-		RangeTblEntry *rte;
+		AttrNumber	attno;
+		RangeTblEntry *rte = sort_key_table_column(sort, k, &attno);
 		HeapTuple	tuple;
 		bool		no_nulls;
 
-		if (tle == NULL || !IsA(tle->expr, Var))
+		if (rte == NULL)
 			return false;
-		var = (Var *) tle->expr;
-		if (IS_SPECIAL_VARNO(var->varno) || var->varno < 1 || var->varno > list_length(plan_rtable) ||
-			var->varattno <= 0)
-			return false;
-		rte = rt_fetch(var->varno, plan_rtable);
-		if (rte->rtekind != RTE_RELATION)
-			return false;
-		tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(rte->relid), Int16GetDatum(var->varattno));
+		tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(rte->relid), Int16GetDatum(attno));
 		if (!HeapTupleIsValid(tuple))
 			return false;
 		no_nulls = ((Form_pg_attribute) GETSTRUCT(tuple))->attnotnull;
 		ReleaseSysCache(tuple);
 		if (no_nulls)
 			continue;
-		tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(var->varattno),
+		tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(attno),
 								BoolGetDatum(rte->inh));
 		if (!HeapTupleIsValid(tuple))
 			return false;
