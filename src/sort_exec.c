@@ -3543,6 +3543,8 @@ mark_window_runs(SortNodeState *state, const PackedWords *words, const PackLayou
 typedef struct PartitionBest
 {
 	uint128		part;			/* the partition keys' bits */
+	uint128		last;			/* where full, the last of the values: a row
+								 * past it is not kept */
 	int			nvalues;
 	bool		full;			/* nvalues reaches past the c-th row: the
 								 * last two values are the next peer
@@ -3574,9 +3576,11 @@ mix_bits(uint128 v)
  * the second least value above the c-th row's value (the value after the
  * next peer group's, whose first row the cut keeps), or, for c = 0, its
  * second least value.  One pass finds each partition's threshold in a
- * hash table of its best values, a second keeps the rows (keep_rows, in
- * input order).  Returns false, leaving the rows as they are, where the
- * partitions are so many that few rows would go.
+ * hash table of its best values and notes the rows within the threshold of
+ * their time (a threshold only falls, so no other row can be kept); a
+ * second checks those against the final thresholds and keeps the rows
+ * (keep_rows, in input order).  Returns false, leaving the rows as they
+ * are, where the partitions are so many that few rows would go.
  */
 static bool
 preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_shift, int64 c)
@@ -3585,9 +3589,11 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 	int			slots = (int) c + 3;
 	uint128		low_mask = ((uint128) 1 << part_shift) - 1;
 	int64		max_parts = (int64) (n * PRESELECT_MAX_SLOTS_PER_ROW) / slots;
-	int64		capacity = 1024;
+	int64		max_capacity = 1024;
+	int64		capacity = 1024;	/* the table's, doubled as partitions come */
 	int64		nparts = 0;
 	int64		kept = 0;
+	int64		candidates = 0;
 	int32	   *table;
 	PartitionBest *parts;
 	uint128    *values;
@@ -3597,14 +3603,25 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 
 	if (n < PRESELECT_MIN_ROWS || c > PRESELECT_MAX_BOUND || part_shift >= 128)
 		return false;
-	while (capacity < 2 * Min(max_parts, n / 16 + 1))
-		capacity *= 2;
-	table = gpusort_alloc_large(sizeof(int32) * capacity);
-	memset(table, -1, sizeof(int32) * capacity);
-	parts = gpusort_alloc_large(sizeof(PartitionBest) * Max(capacity / 2, 1));
-	values = gpusort_alloc_large(sizeof(uint128) * slots * Max(capacity / 2, 1));
-	counts = gpusort_alloc_large(sizeof(int64) * slots * Max(capacity / 2, 1));
+	while (max_capacity < 2 * Min(max_parts, n / 16 + 1))
+		max_capacity *= 2;
 
+	/*
+	 * Not gpusort_alloc_large, which faults every page in: the partitions'
+	 * arrays are sized for the most partitions and the candidates for every
+	 * row, and few of their pages are used where the rows kept are few.  The
+	 * table starts small and doubles, so that with the partitions' hot
+	 * fields it stays in the CPU's caches where the partitions are few (a
+	 * row past its partition's last value costs two loads, most of the pass).
+	 */
+	table = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * max_capacity);
+	memset(table, -1, sizeof(int32) * capacity);
+	parts = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PartitionBest) * (max_capacity / 2));
+	values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint128) * slots * (max_capacity / 2));
+	counts = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * slots * (max_capacity / 2));
+
+	/* the rows that pass the first pass's thresholds, in input order */
+	perm = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(n, 1));
 	for (int64 i = 0; i < n && ok; i++)
 	{
 		uint128		w = packed_key(state, layout, i);
@@ -3623,10 +3640,27 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 			slot = (slot + 1) & (capacity - 1);
 		if (table[slot] < 0)
 		{
-			if (nparts + 1 > max_parts || nparts + 1 > capacity / 2)
+			if (nparts + 1 > max_parts || nparts + 1 > max_capacity / 2)
 			{
 				ok = false;
 				break;
+			}
+			if (nparts + 1 > capacity / 2)
+			{
+				/* the table doubled, its partitions placed again */
+				capacity *= 2;
+				memset(table, -1, sizeof(int32) * capacity);
+				for (int64 q = 0; q < nparts; q++)
+				{
+					int64		at = mix_bits(parts[q].part) & (capacity - 1);
+
+					while (table[at] >= 0)
+						at = (at + 1) & (capacity - 1);
+					table[at] = (int32) q;
+				}
+				slot = mix_bits(part) & (capacity - 1);
+				while (table[slot] >= 0)
+					slot = (slot + 1) & (capacity - 1);
 			}
 			table[slot] = (int32) nparts;
 			parts[nparts].part = part;
@@ -3637,9 +3671,10 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 		p = &parts[table[slot]];
 		pv = values + (Size) table[slot] * slots;
 		pc = counts + (Size) table[slot] * slots;
-		/* past the value after the next peer group's: not kept */
-		if (p->full && v > pv[p->nvalues - 1])
+		/* past the value after the next peer group's: not kept, as thresholds only fall */
+		if (p->full && v > p->last)
 			continue;
+		perm[candidates++] = (uint32) i;
 		for (j = 0; j < p->nvalues && pv[j] < v; j++)
 			;
 		if (j < p->nvalues && pv[j] == v)
@@ -3668,6 +3703,7 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 				{
 					p->nvalues = j + 2;
 					p->full = true;
+					p->last = pv[j + 1];
 				}
 				break;
 			}
@@ -3676,9 +3712,10 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 	}
 	if (ok)
 	{
-		perm = gpusort_alloc_large(sizeof(uint32) * Max(n, 1));
-		for (int64 i = 0; i < n; i++)
+		/* the candidates against their partitions' final thresholds */
+		for (int64 r = 0; r < candidates; r++)
 		{
+			int64		i = perm[r];
 			uint128		w = packed_key(state, layout, i);
 			uint128		part = w >> part_shift;
 			int64		slot = mix_bits(part) & (capacity - 1);
@@ -3687,13 +3724,13 @@ preselect_partitions(SortNodeState *state, const PackLayout *layout, int part_sh
 			while (parts[table[slot]].part != part)
 				slot = (slot + 1) & (capacity - 1);
 			p = &parts[table[slot]];
-			if (!p->full || (w & low_mask) <= values[(Size) table[slot] * slots + p->nvalues - 1])
+			if (!p->full || (w & low_mask) <= p->last)
 				perm[kept++] = (uint32) i;
 		}
 		if (kept < n)
 			keep_rows(state, perm, kept);
-		pfree(perm);
 	}
+	pfree(perm);
 	pfree(table);
 	pfree(parts);
 	pfree(values);
