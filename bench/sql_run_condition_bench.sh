@@ -13,8 +13,10 @@
 #   rank() OVER (ORDER BY f DESC) <= K, with sum(x) over the same window
 #   rank() OVER (ORDER BY f) <= $1 (a generic plan's parameter)
 #   rank() OVER (PARTITION BY g ORDER BY f DESC) <= PK
-#   gpu_topk_agg(f, PK, true) GROUP BY g (node on) against that rank query
-#   (node off): the same rows, as an aggregate
+#   gpu_topk_agg(f, PK, true) GROUP BY g (node on: a GroupAggregate over the
+#   node, which keeps about PK rows a group) against that rank query (node
+#   off): the same rows, as an aggregate
+#   the same aggregate hashed (gpusort.enable_topk_groups off), against it
 # and the ranking functions the node computes in the WindowAgg's place
 # (EXPLAIN: Window Functions), over every row:
 #   row_number() OVER (ORDER BY f)
@@ -92,6 +94,7 @@ queries=(
 	"rank() OVER (ORDER BY f) <= \$1 (generic plan)|EXECUTE p_VARIANT($k)|SET plan_cache_mode = force_generic_plan; SET gpusort.enable_sort = off; PREPARE p_off(int8) AS SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, rank() OVER (ORDER BY f) r FROM w) s WHERE r <= \$1; EXECUTE p_off($k); SET gpusort.enable_sort = on; PREPARE p_on(int8) AS SELECT concat_ws(' ', count(*), sum(r)) FROM (SELECT f, rank() OVER (ORDER BY f) r FROM w) s WHERE r <= \$1;"
 	"rank() OVER (PARTITION BY g ORDER BY f DESC) <= $pk, $groups groups|$part_q|"
 	"gpu_topk_agg(f, $pk, true) GROUP BY g, against the rank query|$part_q||SELECT concat_ws(' ', count(*), sum(f::numeric)) FROM (SELECT unnest(gpu_topk_agg(f, $pk, true)) f FROM w GROUP BY g) s"
+	"gpu_topk_agg(f, $pk, true) GROUP BY g hashed (enable_topk_groups off), against the rank query|$part_q|SET gpusort.enable_topk_groups = off;|SELECT concat_ws(' ', count(*), sum(f::numeric)) FROM (SELECT unnest(gpu_topk_agg(f, $pk, true)) f FROM w GROUP BY g) s"
 	"row_number() OVER (ORDER BY f), every row|SELECT max(r)::text FROM (SELECT row_number() OVER (ORDER BY f) r FROM w) s|"
 	"rank, dense_rank, percent_rank, cume_dist OVER (PARTITION BY g ORDER BY f), every row|SELECT concat_ws(' ', sum(r), sum(d), round(sum(p)::numeric, 3), round(sum(c)::numeric, 3)) FROM (SELECT rank() OVER v r, dense_rank() OVER v d, percent_rank() OVER v p, cume_dist() OVER v c FROM w WINDOW v AS (PARTITION BY g ORDER BY f)) s|"
 	"ntile(100) OVER (ORDER BY x), every row|SELECT sum(t)::text FROM (SELECT ntile(100) OVER (ORDER BY x) t FROM w) s|"

@@ -87,6 +87,7 @@ extern void gpusort_sort_explain_init(void);
 extern bool gpusort_enable_sort;
 extern bool gpusort_enable_window_functions;
 extern bool gpusort_enable_leader_sort;
+extern bool gpusort_enable_topk_groups;
 extern int	gpusort_sort_node_min_rows;
 
 extern const CustomScanMethods gpusort_sort_scan_methods;

@@ -30,6 +30,7 @@
 
 #include "access/nbtree.h"
 #include "access/parallel.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
@@ -62,6 +63,7 @@
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 #include "utils/tuplesort.h"
 
 
@@ -85,6 +87,7 @@
 bool		gpusort_enable_sort = true;
 bool		gpusort_enable_window_functions = true;
 bool		gpusort_enable_leader_sort = true;
+bool		gpusort_enable_topk_groups = true;
 int			gpusort_sort_node_min_rows = 1000;
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
@@ -1275,6 +1278,208 @@ swap_sorts_list(List *plans, Plan *parent)
 	return plans;
 }
 
+/* ----------------------------------------------------------------
+ * gpu_topk_agg ... GROUP BY over the node
+ * ---------------------------------------------------------------- */
+
+/* The highest plan node id of the plan walked, and the nodes made here (ids given after the walk). */
+static int	max_plan_node_id = 0;
+static List *made_plans = NIL;
+
+/* topk.c's transition function of gpu_topk_agg, of an internal state and of a gpusort_state */
+extern Datum gpu_topk_agg_transfn(PG_FUNCTION_ARGS);
+extern Datum gpu_topk_agg_transfn_state(PG_FUNCTION_ARGS);
+
+/* Every Aggref of an Agg's target list and HAVING: whether all are one call (first). */
+static bool
+one_aggref_walker(Node *node, Aggref **first)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		if (*first == NULL)
+			*first = (Aggref *) node;
+		else if (!equal(*first, node))
+			return true;
+		return false;
+	}
+	return expression_tree_walker(node, one_aggref_walker, (void *) first);
+}
+
+/*
+ * Whether aggref is gpu_topk_agg(value, k [, descending]) of this extension
+ * over an element type whose order the aggregate takes from its packed bits
+ * (not its numeric or polymorphic overloads), with a constant k of at least
+ * 1 and a constant direction: into *value (an input column), *k and
+ * *descending.
+ */
+static bool
+topk_aggref(Aggref *aggref, Var **value, int32 *k, bool *descending)
+{
+	TargetEntry *arg;
+	Const	   *kc;
+	Oid			argtype;
+	Oid		   *argtypes;
+	int			nargs;
+	HeapTuple	tuple;
+	Oid			transfn;
+	FmgrInfo	flinfo;
+
+	if (aggref->aggfilter != NULL || aggref->aggorder != NIL || aggref->aggdistinct != NIL ||
+		aggref->aggstar || aggref->aggvariadic || aggref->aggkind != AGGKIND_NORMAL ||
+		aggref->agglevelsup != 0 || aggref->aggsplit != AGGSPLIT_SIMPLE ||
+		list_length(aggref->args) < 2 || list_length(aggref->args) > 3 ||
+		list_length(aggref->aggargtypes) != list_length(aggref->args))
+		return false;
+	arg = (TargetEntry *) linitial(aggref->args);
+	argtype = linitial_oid(aggref->aggargtypes);
+	if (!IsA(arg->expr, Var) || ((Var *) arg->expr)->varno != OUTER_VAR ||
+		exprType((Node *) arg->expr) != argtype)
+		return false;
+	switch (argtype)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			break;
+		default:
+			return false;
+	}
+	kc = (Const *) ((TargetEntry *) lsecond(aggref->args))->expr;
+	if (!IsA(kc, Const) || kc->consttype != INT4OID || kc->constisnull || DatumGetInt32(kc->constvalue) < 1)
+		return false;
+	*descending = false;
+	if (list_length(aggref->args) == 3)
+	{
+		Const	   *dc = (Const *) ((TargetEntry *) lthird(aggref->args))->expr;
+
+		if (!IsA(dc, Const) || dc->consttype != BOOLOID || dc->constisnull)
+			return false;
+		*descending = DatumGetBool(dc->constvalue);
+	}
+	/* the overload of the element type itself, not anyelement's */
+	get_func_signature(aggref->aggfnoid, &argtypes, &nargs);
+	if (nargs != list_length(aggref->args) || argtypes[0] != argtype)
+		return false;
+	/* this library's gpu_topk_agg: its transition function is topk.c's */
+	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	transfn = ((Form_pg_aggregate) GETSTRUCT(tuple))->aggtransfn;
+	ReleaseSysCache(tuple);
+	fmgr_info(transfn, &flinfo);
+	if (flinfo.fn_addr != gpu_topk_agg_transfn && flinfo.fn_addr != gpu_topk_agg_transfn_state)
+		return false;
+	*value = (Var *) arg->expr;
+	*k = DatumGetInt32(kc->constvalue);
+	return true;
+}
+
+/*
+ * A hashed aggregation whose only aggregate is gpu_topk_agg(value, k
+ * [, descending]) (every Aggref of its target list and HAVING that one
+ * call) as a sorted one over the node: the node sorts the input by the
+ * grouping columns and then value (descending NULLS FIRST or ascending NULLS
+ * LAST, the aggregate's order), and keeps in each group only the rows of
+ * rank at most k there, with the next peer group (rank_bound's bound of
+ * rank() <= k OVER (PARTITION BY the grouping columns ORDER BY value)).
+ * Every group keeps its first row, and its best k values with every value
+ * that ties with the k-th: the aggregate's result over those rows is its
+ * result over all of them, and it reads about k rows a group in place of
+ * every row.  The groups come out in the grouping columns' order.  Where
+ * the groups are many the hash table's misses cost more than the node's
+ * sort: 1.7-1.9x over 10^5 rows of 5*10^4 groups on the VM, where k keeps
+ * every row.  NULL where agg is anything else, or the node's keys do not
+ * pack, or the rows are expected to number under
+ * gpusort.sort_node_min_rows or not to fit in work_mem.
+ */
+static Plan *
+topk_agg_over_node(Agg *agg)
+{
+	Plan	   *child = outerPlan(agg);
+	Aggref	   *aggref = NULL;
+	Var		   *value;
+	int32		k;
+	bool		descending;
+	Sort	   *sort;
+	List	   *private;
+	List	   *tlist = NIL;
+	ListCell   *lc;
+	TypeCacheEntry *typentry;
+	Plan	   *node;
+
+	if (agg->aggstrategy != AGG_HASHED || agg->aggsplit != AGGSPLIT_SIMPLE || agg->numCols < 1 ||
+		agg->groupingSets != NIL || agg->chain != NIL || child == NULL ||
+		one_aggref_walker((Node *) agg->plan.targetlist, &aggref) ||
+		one_aggref_walker((Node *) agg->plan.qual, &aggref) ||
+		aggref == NULL || !topk_aggref(aggref, &value, &k, &descending))
+		return NULL;
+	if (gpusort_sort_node_min_rows != 0 &&
+		(child->plan_rows < node_min_rows() ||
+		 !fits_in_work_mem(child->plan_rows, child->plan_width, agg->numCols + 1)))
+		return NULL;
+	typentry = lookup_type_cache(value->vartype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	if (!OidIsValid(descending ? typentry->gt_opr : typentry->lt_opr))
+		return NULL;
+
+	sort = makeNode(Sort);
+	sort->plan.startup_cost = child->total_cost;
+	sort->plan.total_cost = child->total_cost;
+	sort->plan.plan_rows = child->plan_rows;
+	sort->plan.plan_width = child->plan_width;
+	sort->plan.parallel_safe = child->parallel_safe;
+#if PG_VERSION_NUM >= 180000
+	sort->plan.disabled_nodes = child->disabled_nodes;
+#endif
+	sort->plan.plan_node_id = -1;
+	sort->plan.extParam = bms_copy(child->extParam);
+	sort->plan.allParam = bms_copy(child->allParam);
+	sort->plan.lefttree = child;
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+
+		tlist = lappend(tlist, makeTargetEntry((Expr *) makeVarFromTargetEntry(OUTER_VAR, tle),
+											   tle->resno, tle->resname, tle->resjunk));
+	}
+	sort->plan.targetlist = tlist;
+	sort->numCols = agg->numCols + 1;
+	sort->sortColIdx = palloc(sizeof(AttrNumber) * sort->numCols);
+	sort->sortOperators = palloc(sizeof(Oid) * sort->numCols);
+	sort->collations = palloc(sizeof(Oid) * sort->numCols);
+	sort->nullsFirst = palloc(sizeof(bool) * sort->numCols);
+	for (int i = 0; i < agg->numCols; i++)
+	{
+		sort->sortColIdx[i] = agg->grpColIdx[i];
+		sort->sortOperators[i] = get_ordering_op_for_equality_op(agg->grpOperators[i], false);
+		sort->collations[i] = agg->grpCollations[i];
+		sort->nullsFirst[i] = false;
+		if (!OidIsValid(sort->sortOperators[i]))
+			return NULL;
+	}
+	sort->sortColIdx[agg->numCols] = value->varattno;
+	sort->sortOperators[agg->numCols] = descending ? typentry->gt_opr : typentry->lt_opr;
+	sort->collations[agg->numCols] = InvalidOid;
+	sort->nullsFirst[agg->numCols] = descending;
+	if ((private = sort_plan_keys(sort)) == NIL)
+		return NULL;
+
+	node = swap_sort(sort, with_rank_bound(private, list_make1_int(0), agg->numCols), NULL,
+					 list_make1(makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+										  Int64GetDatum(k), false, FLOAT8PASSBYVAL)),
+					 false);
+	made_plans = lappend(made_plans, node);
+	agg->aggstrategy = AGG_SORTED;
+	agg->plan.lefttree = node;
+	return (Plan *) agg;
+}
+
 /*
  * plan with every Sort below it that the node should take (worth_swapping)
  * swapped for the node.  limit is the Limit right above plan (or above the
@@ -1293,6 +1498,7 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 
 	if (plan == NULL)
 		return NULL;
+	max_plan_node_id = Max(max_plan_node_id, plan->plan_node_id);
 
 	/* before the nodes under plan, which may evaluate these parameters */
 	foreach(lc, plan->initPlan)
@@ -1378,6 +1584,14 @@ swap_sorts(Plan *plan, Plan *parent, Limit *limit, WindowAgg *ranked)
 		return plan;
 	}
 
+	if (IsA(plan, Agg) && gpusort_enable_topk_groups)
+	{
+		Plan	   *sorted = topk_agg_over_node((Agg *) plan);
+
+		if (sorted != NULL)
+			return sorted;
+	}
+
 	if (nodeTag(plan) == T_Sort)
 	{
 		Sort	   *sort = (Sort *) plan;
@@ -1424,9 +1638,15 @@ sort_node_planner(Query *parse, const char *query_string, int cursorOptions,
 		return stmt;
 	initplan_params = NULL;
 	plan_rtable = stmt->rtable;
+	max_plan_node_id = 0;
+	made_plans = NIL;
 	stmt->planTree = swap_sorts(stmt->planTree, NULL, NULL, NULL);
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = swap_sorts((Plan *) lfirst(lc), NULL, NULL, NULL);
+	/* the nodes made, not swapped for a Sort, need plan node ids of their own */
+	foreach(lc, made_plans)
+		((Plan *) lfirst(lc))->plan_node_id = ++max_plan_node_id;
+	made_plans = NIL;
 	initplan_params = NULL;
 	plan_rtable = NIL;
 	return stmt;
@@ -1462,6 +1682,16 @@ gpusort_sort_node_init(void)
 							 "hand the rows they read to the leader, which sorts them all at once; "
 							 "off, each worker sorts its share and the Gather Merge merges them.",
 							 &gpusort_enable_leader_sort,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpusort.enable_topk_groups",
+							 "Lets gpusort's sort node keep each group's best rows for gpu_topk_agg.",
+							 "Where a hash aggregation's only aggregate is gpu_topk_agg(x, k) of a "
+							 "constant k, the node sorts its input by the grouping columns and x and "
+							 "keeps about k rows a group, and a sorted aggregation reads only those.",
+							 &gpusort_enable_topk_groups,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
