@@ -187,9 +187,11 @@ RESET max_parallel_workers_per_gather;
 -- them is dropped by the transition without being stored: 2,000 groups of
 -- 200 rows, k = 3 and 10, hold a few hundred bytes each (all their values
 -- would be 1.6 kB a group, 3 MB in all), and their answers stay those of
--- array_agg.
+-- array_agg.  The hash aggregation itself: not the GroupAggregate over the
+-- sort node that the planner makes of a lone gpu_topk_agg.
 SET work_mem = '32MB';
 SET max_parallel_workers_per_gather = 0;
+SET gpusort.enable_topk_groups = off;
 CREATE TABLE small_groups AS
 SELECT i % 2000 AS g, (i::int8 * 7919 % 1000003)::float8 AS x, (i::int8 * 7919 % 1000003)::int4 AS y
 FROM generate_series(1, 400000) i;
@@ -207,6 +209,7 @@ JOIN (SELECT g, (array_agg(x ORDER BY x))[1:3] AS e3, (array_agg(x ORDER BY x DE
 	  FROM small_groups GROUP BY g) b USING (g);
 RESET work_mem;
 RESET max_parallel_workers_per_gather;
+RESET gpusort.enable_topk_groups;
 
 -- A window aggregate: the final function runs after each row while the
 -- state keeps its bound and goes on dropping rows; ties at the k-th value
