@@ -144,6 +144,12 @@ SELECT topk_check('SELECT g, gpu_topk_agg(c, 3) t FROM tg GROUP BY g',
 				  'SELECT g, (array_agg(c ORDER BY c))[1:3] t FROM tg GROUP BY g');
 SELECT topk_check('SELECT g, gpu_topk_agg(i4, 0) t FROM tg GROUP BY g',
 				  'SELECT g, (array_agg(i4 ORDER BY i4))[1:0] t FROM tg GROUP BY g');
+-- an aggregate of gpu_topk_agg's transition function without its final
+-- function: the state counts every NULL of the group
+CREATE AGGREGATE topk_state(int4, int) (SFUNC = gpu_topk_agg_transfn, STYPE = gpusort_state);
+SELECT topk_check('SELECT g, topk_state(i4, 3)::text t FROM tg GROUP BY g',
+				  'SELECT g, t FROM (SELECT g, topk_state(i4, 3)::text t, count(*) FROM tg GROUP BY g) s');
+DROP AGGREGATE topk_state(int4, int);
 PREPARE topk_k(int) AS SELECT g, gpu_topk_agg(i4, $1) FROM tg GROUP BY g;
 SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF) EXECUTE topk_k(3);

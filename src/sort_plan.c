@@ -1286,9 +1286,10 @@ swap_sorts_list(List *plans, Plan *parent)
 static int	max_plan_node_id = 0;
 static List *made_plans = NIL;
 
-/* topk.c's transition function of gpu_topk_agg, of an internal state and of a gpusort_state */
+/* topk.c's transition function of gpu_topk_agg, of an internal state and of a gpusort_state, and its final function */
 extern Datum gpu_topk_agg_transfn(PG_FUNCTION_ARGS);
 extern Datum gpu_topk_agg_transfn_state(PG_FUNCTION_ARGS);
+extern Datum gpu_topk_agg_final(PG_FUNCTION_ARGS);
 
 /* Every Aggref of an Agg's target list and HAVING: whether all are one call (first). */
 static bool
@@ -1324,6 +1325,8 @@ topk_aggref(Aggref *aggref, Var **value, int32 *k, bool *descending)
 	int			nargs;
 	HeapTuple	tuple;
 	Oid			transfn;
+	Oid			finalfn;
+	bool		initnull;
 	FmgrInfo	flinfo;
 
 	if (aggref->aggfilter != NULL || aggref->aggorder != NIL || aggref->aggdistinct != NIL ||
@@ -1367,14 +1370,26 @@ topk_aggref(Aggref *aggref, Var **value, int32 *k, bool *descending)
 	get_func_signature(aggref->aggfnoid, &argtypes, &nargs);
 	if (nargs != list_length(aggref->args) || argtypes[0] != argtype)
 		return false;
-	/* this library's gpu_topk_agg: its transition function is topk.c's */
+	/*
+	 * this library's gpu_topk_agg: its transition and final functions are
+	 * topk.c's and it has no initial state.  An aggregate of the transition
+	 * function with another final function, or none, sees the state, which
+	 * counts every NULL (nulls=), and an initial state may hold any.
+	 */
 	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
 	if (!HeapTupleIsValid(tuple))
 		return false;
 	transfn = ((Form_pg_aggregate) GETSTRUCT(tuple))->aggtransfn;
+	finalfn = ((Form_pg_aggregate) GETSTRUCT(tuple))->aggfinalfn;
+	(void) SysCacheGetAttr(AGGFNOID, tuple, Anum_pg_aggregate_agginitval, &initnull);
 	ReleaseSysCache(tuple);
+	if (!initnull || !OidIsValid(finalfn))
+		return false;
 	fmgr_info(transfn, &flinfo);
 	if (flinfo.fn_addr != gpu_topk_agg_transfn && flinfo.fn_addr != gpu_topk_agg_transfn_state)
+		return false;
+	fmgr_info(finalfn, &flinfo);
+	if (flinfo.fn_addr != gpu_topk_agg_final)
 		return false;
 	*value = (Var *) arg->expr;
 	*k = DatumGetInt32(kc->constvalue);
